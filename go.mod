@@ -11,3 +11,5 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+tool google.golang.org/protobuf/cmd/protoc-gen-go

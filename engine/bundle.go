@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/dop251/goja"
+)
+
+// Bundle is @dataform/core's bundle.js, compiled once and shared by every
+// runtime of that core version (a *goja.Program is safe to share).
+type Bundle struct {
+	Version string // core's own version, e.g. "3.0.62"
+	Path    string // bundle.js on disk
+
+	program *goja.Program // the bundle wrapped as a CommonJS module function
+}
+
+type bundleKey struct {
+	path    string
+	size    int64
+	modTime int64
+}
+
+var bundles struct {
+	mu sync.Mutex // guards m
+	m  map[bundleKey]*bundleEntry
+}
+
+type bundleEntry struct {
+	once sync.Once
+	b    *Bundle
+	err  error
+}
+
+// LoadBundle returns the compiled bundle at path, compiling it on first use.
+// version is core's version (from its package.json); it selects the fixes
+// that old cores need.
+func LoadBundle(path, version string) (*Bundle, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading @dataform/core: %w", err)
+	}
+	key := bundleKey{path, fi.Size(), fi.ModTime().UnixNano()}
+	bundles.mu.Lock()
+	if bundles.m == nil {
+		bundles.m = map[bundleKey]*bundleEntry{}
+	}
+	e, ok := bundles.m[key]
+	if !ok {
+		e = &bundleEntry{}
+		bundles.m[key] = e
+	}
+	bundles.mu.Unlock()
+	e.once.Do(func() { e.b, e.err = compileBundle(path, version) })
+	return e.b, e.err
+}
+
+func compileBundle(path, version string) (*Bundle, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading @dataform/core: %w", err)
+	}
+	code := string(src)
+	if versionLess(version, "3.0.57") {
+		code = patchOldCallerFile(code)
+	}
+	prog, err := goja.Compile(path, wrapModule(code), false)
+	if err != nil {
+		return nil, fmt.Errorf("compiling @dataform/core %s (%s): %w", version, path, err)
+	}
+	return &Bundle{Version: version, Path: path, program: prog}, nil
+}
+
+// Cores before 3.0.57 find the file that defines an action only from V8 call
+// sites, which a sandbox does not give them. The official CLI rewrites the
+// same minified statement to fall back to __dataform_current_file; so do we,
+// so that old cores behave as they do under the CLI.
+func patchOldCallerFile(code string) string {
+	const old = `if(!t)throw new Error("Unable to find valid caller file; please report this issue.")`
+	const patched = `if(!t){if(global.__dataform_current_file){t=global.__dataform_current_file}` +
+		`else{throw new Error("Unable to find valid caller file; please report this issue.")}}`
+	return strings.Replace(code, old, patched, 1)
+}
+
+// wrapModule turns CommonJS source into a function expression. The source
+// starts on the wrapper's first line so that line numbers in errors are the
+// file's own.
+func wrapModule(code string) string {
+	return "(function (exports, require, module, __filename, __dirname) {" + code + "\n})"
+}
+
+// versionLess compares dotted numeric versions; pre-release tags are ignored.
+func versionLess(a, b string) bool {
+	pa, pb := versionParts(a), versionParts(b)
+	for i := 0; i < 3; i++ {
+		if pa[i] != pb[i] {
+			return pa[i] < pb[i]
+		}
+	}
+	return false
+}
+
+func versionParts(v string) [3]int {
+	var out [3]int
+	v, _, _ = strings.Cut(v, "-")
+	for i, p := range strings.SplitN(v, ".", 3) {
+		n, _ := strconv.Atoi(p)
+		out[i] = n
+	}
+	return out
+}

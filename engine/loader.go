@@ -1,0 +1,383 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+)
+
+// sourceExtensions are tried, in this order, for an extension-less require,
+// as the official CLI configures vm2.
+var sourceExtensions = []string{".js", ".sql", ".sqlx", ".yaml", ".yml", ".json"}
+
+// jitExtensions are those of the CLI's JiT sandbox, which runs no compiler.
+var jitExtensions = []string{".js", ".json", ".yaml", ".yml"}
+
+const (
+	coreModuleName = "@dataform/core"
+	pathModuleName = "path"
+)
+
+// loader is a CommonJS loader confined to one project root.
+type loader struct {
+	rt    *Runtime
+	root  string // absolute project root
+	files Files
+	jit   bool // JiT sandbox: no compiler, no builtins
+
+	modules map[string]*goja.Object // absolute filename → module object
+}
+
+// moduleError is thrown into JavaScript as an Error with this message.
+type moduleError struct{ msg string }
+
+func (e *moduleError) Error() string { return e.msg }
+
+func notFound(id, from string) error {
+	return &moduleError{fmt.Sprintf("Cannot find module '%s' (required from %s)", id, from)}
+}
+
+// rel returns p relative to the root, or ok=false when p is not under it.
+func (l *loader) rel(p string) (string, bool) {
+	if p == l.root {
+		return ".", true
+	}
+	if !strings.HasPrefix(p, l.root+"/") {
+		return "", false
+	}
+	return p[len(l.root)+1:], true
+}
+
+// display names a path for messages: relative to the root when inside it.
+func (l *loader) display(p string) string {
+	if r, ok := l.rel(p); ok {
+		return r
+	}
+	return p
+}
+
+// stat reports whether p is a regular file or a directory inside the root.
+// An escape through a symbolic link is an error, so that it is reported as
+// such rather than as a missing module.
+func (l *loader) stat(p string) (isFile, isDir bool, err error) {
+	r, ok := l.rel(p)
+	if !ok {
+		return false, false, nil
+	}
+	fi, err := l.files.Stat(r)
+	if err != nil {
+		if errors.Is(err, ErrOutsideProject) {
+			return false, false, err
+		}
+		return false, false, nil
+	}
+	return !fi.IsDir(), fi.IsDir(), nil
+}
+
+func (l *loader) extensions() []string {
+	if l.jit {
+		return jitExtensions
+	}
+	return sourceExtensions
+}
+
+func (l *loader) loadAsFile(p string) (string, error) {
+	isFile, _, err := l.stat(p)
+	if err != nil || isFile {
+		return p, err
+	}
+	for _, ext := range l.extensions() {
+		isFile, _, err := l.stat(p + ext)
+		if err != nil || isFile {
+			return p + ext, err
+		}
+	}
+	return "", nil
+}
+
+func (l *loader) loadIndex(p string) (string, error) {
+	return l.loadAsFile(path.Join(p, "index"))
+}
+
+func (l *loader) loadAsDirectory(p string) (string, error) {
+	if _, isDir, err := l.stat(p); err != nil || !isDir {
+		return "", err
+	}
+	if r, ok := l.rel(path.Join(p, "package.json")); ok {
+		if b, err := l.files.ReadFile(r); err == nil {
+			var pkg struct {
+				Main string `json:"main"`
+			}
+			if json.Unmarshal(b, &pkg) == nil && pkg.Main != "" {
+				m := path.Join(p, pkg.Main)
+				if f, err := l.loadAsFile(m); err != nil || f != "" {
+					return f, err
+				}
+				if f, err := l.loadIndex(m); err != nil || f != "" {
+					return f, err
+				}
+			}
+		}
+	}
+	return l.loadIndex(p)
+}
+
+func (l *loader) loadAsFileOrDirectory(p string) (string, error) {
+	if f, err := l.loadAsFile(p); err != nil || f != "" {
+		return f, err
+	}
+	return l.loadAsDirectory(p)
+}
+
+func isRelative(id string) bool {
+	return id == "." || id == ".." || strings.HasPrefix(id, "./") || strings.HasPrefix(id, "../")
+}
+
+// resolve finds the file that require(id) from a module in dir loads, with
+// Node's algorithm restricted to the project root, then the CLI's fallback
+// of resolving a bare name against the root (core requires
+// "definitions/x.sqlx" from inside node_modules).
+func (l *loader) resolve(dir, id, from string) (string, error) {
+	if id == "" {
+		return "", &moduleError{"The argument 'id' must be a non-empty string"}
+	}
+	if isRelative(id) || strings.HasPrefix(id, "/") {
+		target := id
+		if !strings.HasPrefix(id, "/") {
+			target = path.Join(dir, id)
+		}
+		if _, inside := l.rel(target); !inside {
+			return "", &moduleError{fmt.Sprintf("Cannot require '%s' from %s: %s is outside the project directory %s", id, from, target, l.root)}
+		}
+		f, err := l.loadAsFileOrDirectory(target)
+		if err != nil {
+			return "", l.escapeError(id, from, err)
+		}
+		if f == "" {
+			return "", notFound(id, from)
+		}
+		return f, nil
+	}
+	if strings.Contains(id, "..") && !path.IsAbs(id) {
+		if _, inside := l.rel(path.Join(l.root, id)); !inside {
+			return "", &moduleError{fmt.Sprintf("Cannot require '%s' from %s: it leads outside the project directory %s", id, from, l.root)}
+		}
+	}
+	for d := dir; ; d = path.Dir(d) {
+		if _, inside := l.rel(d); !inside {
+			break
+		}
+		if path.Base(d) != "node_modules" {
+			f, err := l.loadAsFileOrDirectory(path.Join(d, "node_modules", id))
+			if err != nil {
+				return "", l.escapeError(id, from, err)
+			}
+			if f != "" {
+				return f, nil
+			}
+		}
+		if d == l.root {
+			break
+		}
+	}
+	if !l.jit {
+		f, err := l.loadAsFileOrDirectory(path.Join(l.root, id))
+		if err != nil {
+			return "", l.escapeError(id, from, err)
+		}
+		if f != "" {
+			return f, nil
+		}
+	}
+	return "", notFound(id, from)
+}
+
+func (l *loader) escapeError(id, from string, err error) error {
+	return &moduleError{fmt.Sprintf("Cannot require '%s' from %s: %v", id, from, err)}
+}
+
+// builtin returns the module a bare builtin name stands for, or an error for
+// every Node builtin the CLI does not offer (fs, child_process, http, …).
+func (l *loader) builtin(id, from string) (goja.Value, bool, error) {
+	name := strings.TrimPrefix(id, "node:")
+	if name == pathModuleName && !l.jit {
+		return l.rt.pathModule(), true, nil
+	}
+	if isNodeBuiltin(name) || strings.HasPrefix(id, "node:") {
+		allowed := `only "path" is available`
+		if l.jit {
+			allowed = "none are available to JiT code"
+		}
+		return nil, true, &moduleError{fmt.Sprintf("Cannot find module '%s' (required from %s): Node built-in modules are not available to Dataform code; %s", id, from, allowed)}
+	}
+	return nil, false, nil
+}
+
+// require loads id for a module in dir; from names that module in messages.
+func (l *loader) require(dir, id, from string) (goja.Value, error) {
+	if v, ok, err := l.builtin(id, from); ok {
+		return v, err
+	}
+	if id == coreModuleName {
+		return l.rt.coreExports, nil
+	}
+	if l.jit && !isRelative(id) && !strings.HasPrefix(id, "/") && !strings.HasPrefix(id, "@dataform/") {
+		return nil, &moduleError{fmt.Sprintf("Cannot find module '%s' (required from %s): JiT code may require only @dataform packages and project files", id, from)}
+	}
+	file, err := l.resolve(dir, id, from)
+	if err != nil {
+		return nil, err
+	}
+	return l.load(file)
+}
+
+// load runs the module in file once and returns its exports.
+func (l *loader) load(file string) (goja.Value, error) {
+	vm := l.rt.vm
+	if m, ok := l.modules[file]; ok {
+		return m.Get("exports"), nil
+	}
+	r, _ := l.rel(file)
+	raw, err := l.files.ReadFile(r)
+	if err != nil {
+		return nil, &moduleError{fmt.Sprintf("Cannot read '%s': %v", r, err)}
+	}
+	text := decodeUTF8(raw)
+
+	module := vm.NewObject()
+	exports := vm.NewObject()
+	_ = module.Set("exports", exports)
+	_ = module.Set("id", file)
+	_ = module.Set("filename", file)
+	_ = module.Set("loaded", false)
+	_ = module.Set("path", path.Dir(file))
+	l.modules[file] = module
+
+	if strings.HasSuffix(file, ".json") {
+		v, err := l.rt.jsonParse(goja.Undefined(), vm.ToValue(text))
+		if err != nil {
+			delete(l.modules, file)
+			return nil, err
+		}
+		_ = module.Set("exports", v)
+		_ = module.Set("loaded", true)
+		return v, nil
+	}
+
+	code := text
+	if !l.jit {
+		out, err := l.rt.compiler(goja.Undefined(), vm.ToValue(text), vm.ToValue(file))
+		if err != nil {
+			delete(l.modules, file)
+			return nil, err
+		}
+		code = out.String()
+	}
+	prog, err := goja.Compile(file, wrapModule(code), false)
+	if err != nil {
+		delete(l.modules, file)
+		return nil, syntaxError(r, err)
+	}
+	fnVal, err := vm.RunProgram(prog)
+	if err != nil {
+		delete(l.modules, file)
+		return nil, err
+	}
+	fn, _ := goja.AssertFunction(fnVal)
+	dir := path.Dir(file)
+	l.rt.files = append(l.rt.files, file)
+	_, err = fn(exports, exports, l.requireFunc(dir, r), module, vm.ToValue(file), vm.ToValue(dir))
+	l.rt.files = l.rt.files[:len(l.rt.files)-1]
+	if err != nil {
+		delete(l.modules, file)
+		return nil, err
+	}
+	_ = module.Set("loaded", true)
+	return module.Get("exports"), nil
+}
+
+// requireFunc is the `require` handed to a module in dir.
+func (l *loader) requireFunc(dir, from string) goja.Value {
+	vm := l.rt.vm
+	req := vm.ToValue(func(call goja.FunctionCall) goja.Value {
+		id, ok := call.Argument(0).Export().(string)
+		if !ok {
+			panic(vm.NewTypeError(`The "id" argument must be of type string. Received ` + call.Argument(0).String()))
+		}
+		v, err := l.require(dir, id, from)
+		if err != nil {
+			l.rt.throw(err)
+		}
+		return v
+	}).(*goja.Object)
+	_ = req.Set("resolve", func(call goja.FunctionCall) goja.Value {
+		id := call.Argument(0).String()
+		if _, ok, err := l.builtin(id, from); ok {
+			if err != nil {
+				l.rt.throw(err)
+			}
+			return vm.ToValue(id)
+		}
+		f, err := l.resolve(dir, id, from)
+		if err != nil {
+			l.rt.throw(err)
+		}
+		return vm.ToValue(f)
+	})
+	return req
+}
+
+// syntaxError words a goja compile error like an engine error, keeping the
+// file-relative position that goja reports.
+func syntaxError(file string, err error) error {
+	var se *goja.CompilerSyntaxError
+	if errors.As(err, &se) {
+		msg := se.Message
+		if se.File != nil {
+			p := se.File.Position(se.Offset)
+			msg = fmt.Sprintf("%s (%s:%d:%d)", msg, file, p.Line, p.Column)
+		}
+		return &jsError{ctor: "SyntaxError", msg: msg}
+	}
+	return &jsError{ctor: "SyntaxError", msg: err.Error()}
+}
+
+// decodeUTF8 decodes file bytes as Node's utf8 reader does: invalid bytes
+// become U+FFFD rather than failing the file.
+func decodeUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	sb.Grow(len(b) + 8)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n <= 1 {
+			sb.WriteRune(utf8.RuneError)
+			b = b[1:]
+			continue
+		}
+		sb.Write(b[:n])
+		b = b[n:]
+	}
+	return sb.String()
+}
+
+var nodeBuiltins = map[string]bool{}
+
+func init() {
+	for _, n := range strings.Fields(`assert async_hooks buffer child_process cluster console constants
+		crypto dgram diagnostics_channel dns domain events fs fs/promises http http2 https inspector
+		module net os perf_hooks process punycode querystring readline repl stream stream/promises
+		string_decoder sys timers tls trace_events tty url util v8 vm wasi worker_threads zlib
+		path/posix path/win32 util/types`) {
+		nodeBuiltins[n] = true
+	}
+}
+
+func isNodeBuiltin(name string) bool { return nodeBuiltins[name] }
