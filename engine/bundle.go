@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +69,7 @@ func compileBundle(path, version string) (*Bundle, error) {
 	if versionLess(version, "3.0.57") {
 		code = patchOldCallerFile(code)
 	}
+	code = patchQuadraticConcat(code)
 	prog, err := goja.Compile(path, wrapModule(code), false)
 	if err != nil {
 		return nil, fmt.Errorf("compiling @dataform/core %s (%s): %w", version, path, err)
@@ -86,12 +88,53 @@ func patchOldCallerFile(code string) string {
 	return strings.Replace(code, old, patched, 1)
 }
 
+// V8 concatenates strings as ropes; goja copies. Core's SQLX parser builds
+// each run of SQL text by appending token after token to one string, and
+// splits statements the same way, which is quadratic in goja: a 300 KB file
+// took 10 s and a 10 MB file did not finish in 5 minutes. These rewrites of
+// the minified bundle keep the same results but collect the pieces in arrays
+// and join them once. Each applies only where its exact text is found, so an
+// unknown core is left as it is (slow on huge files, but correct); parity
+// tests against the CLI cover every core version we test.
+var concatPatches = []struct{ old, new string }{
+	{ // SyntaxTreeNode.push: merge adjacent strings lazily.
+		old: `push(e){return this.allChildren.length>0&&"string"==typeof e&&"string"==typeof this.allChildren[this.allChildren.length-1]?(this.allChildren[this.allChildren.length-1]=this.allChildren[this.allChildren.length-1]+e,this):(this.allChildren.push(e),this)}`,
+		new: `push(e){const c=this.allChildren;if(c.length>0&&"string"==typeof e&&"string"==typeof c[c.length-1]){(this.__dfdRun||(this.__dfdRun=[c[c.length-1]])).push(e);return this}this.__dfdFlush();c.push(e);return this}` +
+			`__dfdFlush(){if(this.__dfdRun){this.allChildren[this.allChildren.length-1]=this.__dfdRun.join("");this.__dfdRun=void 0}}`,
+	},
+	{old: `children(){return this.allChildren.slice()}`, new: `children(){this.__dfdFlush();return this.allChildren.slice()}`},
+	{old: `concatenate(e){const t=`, new: `concatenate(e){this.__dfdFlush();const t=`},
+	{old: `equals(e){return this.type===e.type&&`, new: `equals(e){this.__dfdFlush();"function"==typeof e.__dfdFlush&&e.__dfdFlush();return this.type===e.type&&`},
+}
+
+// createEscapedStatements: results[last] += piece, for every node.
+var escapedStatementsRE = regexp.MustCompile(`const t=\[""\];return e\.forEach\(\(e=>\{("string"==typeof e\|\|e\.type!==[a-zA-Z_$][\w$]*\.SyntaxTreeNodeType\.SQL_STATEMENT_SEPARATOR)\?t\[t\.length-1\]\+=(function\(e\)\{return"string"==typeof e\?[^{}]*\}\(e\)):t\.push\(""\)\}\)\),t\}`)
+
+func patchQuadraticConcat(code string) string {
+	// Only patch when every piece of the SyntaxTreeNode rewrite matches, so
+	// that no half-patched class can exist.
+	all := true
+	for _, p := range concatPatches {
+		if strings.Count(code, p.old) != 1 {
+			all = false
+		}
+	}
+	if all {
+		for _, p := range concatPatches {
+			code = strings.Replace(code, p.old, p.new, 1)
+		}
+	}
+	return escapedStatementsRE.ReplaceAllString(code, `const t=[[]];return e.forEach((e=>{${1}?t[t.length-1].push(${2}):t.push([])})),t.map((p=>p.join("")))}`)
+}
+
 // wrapModule turns CommonJS source into a function expression. The source
 // starts on the wrapper's first line so that line numbers in errors are the
 // file's own.
 func wrapModule(code string) string {
-	return "(function (exports, require, module, __filename, __dirname) {" + code + "\n})"
+	return modulePrefix + code + "\n})"
 }
+
+const modulePrefix = "(function (exports, require, module, __filename, __dirname) {"
 
 // versionLess compares dotted numeric versions; pre-release tags are ignored.
 func versionLess(a, b string) bool {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -332,20 +334,27 @@ func (l *loader) requireFunc(dir, from string) goja.Value {
 	return req
 }
 
-// syntaxError words a goja compile error like an engine error, keeping the
-// file-relative position that goja reports.
+// syntaxError words a goja compile error like an engine error: the message
+// and the position in the file (relative to the project), corrected for the
+// module wrapper that shares the file's first line.
 func syntaxError(file string, err error) error {
+	msg := err.Error()
 	var se *goja.CompilerSyntaxError
 	if errors.As(err, &se) {
-		msg := se.Message
-		if se.File != nil {
-			p := se.File.Position(se.Offset)
-			msg = fmt.Sprintf("%s (%s:%d:%d)", msg, file, p.Line, p.Column)
-		}
-		return &jsError{ctor: "SyntaxError", msg: msg}
+		msg = se.Message
 	}
-	return &jsError{ctor: "SyntaxError", msg: err.Error()}
+	if m := gojaPositionRE.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[2])
+		col, _ := strconv.Atoi(m[3])
+		if line == 1 {
+			col -= len(modulePrefix)
+		}
+		msg = fmt.Sprintf("%s (%s:%d:%d)", m[4], file, line, col)
+	}
+	return &jsError{ctor: "SyntaxError", msg: msg}
 }
+
+var gojaPositionRE = regexp.MustCompile(`^(?s)(.*?): Line (\d+):(\d+) (.*)$`)
 
 // decodeUTF8 decodes file bytes as Node's utf8 reader does: invalid bytes
 // become U+FFFD rather than failing the file.
