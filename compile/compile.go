@@ -1,0 +1,237 @@
+// Package compile compiles a Dataform project with its own @dataform/core:
+// it builds the request the official CLI builds, runs it in the engine and
+// hands back both the decoded graph and the wire bytes (which keep the
+// presence information that the CLI's JSON output depends on).
+package compile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/project"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+// DefaultTimeout is the official CLI's default compilation timeout.
+const DefaultTimeout = 60 * time.Second
+
+// Overrides are the project-config override flags of `dataform compile`.
+// Empty fields are not sent, as the CLI sends only the flags that were given.
+type Overrides struct {
+	DefaultDatabase    string
+	DefaultSchema      string
+	DefaultLocation    string
+	AssertionSchema    string
+	DatabaseSuffix     string
+	SchemaSuffix       string
+	TablePrefix        string
+	DefaultReservation string
+	Vars               map[string]string
+	DisableAssertions  bool
+}
+
+// ParseVars reads --vars the way the CLI does: "a=1,b=2"; for "a=b=c" the
+// value is "b", and a pair without "=" gets an empty value.
+func ParseVars(s string) map[string]string {
+	if s == "" {
+		return nil
+	}
+	vars := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		parts := strings.Split(kv, "=")
+		v := ""
+		if len(parts) > 1 {
+			v = parts[1]
+		}
+		vars[parts[0]] = v
+	}
+	return vars
+}
+
+func (o Overrides) config() *dataformpb.ProjectConfig {
+	return &dataformpb.ProjectConfig{
+		DefaultDatabase:    o.DefaultDatabase,
+		DefaultSchema:      o.DefaultSchema,
+		DefaultLocation:    o.DefaultLocation,
+		AssertionSchema:    o.AssertionSchema,
+		DatabaseSuffix:     o.DatabaseSuffix,
+		SchemaSuffix:       o.SchemaSuffix,
+		TablePrefix:        o.TablePrefix,
+		DefaultReservation: o.DefaultReservation,
+		Vars:               o.Vars,
+		DisableAssertions:  o.DisableAssertions,
+	}
+}
+
+// Options tune one compilation.
+type Options struct {
+	Overrides Overrides
+	// Timeout bounds the compilation; zero means DefaultTimeout.
+	Timeout time.Duration
+	// Files overrides what is read from disk (editor buffers); nil reads the
+	// project directory.
+	Files engine.Files
+	// FilePaths overrides the project's file list; nil lists the project.
+	FilePaths []string
+	// Log receives console output of the project's JavaScript.
+	Log func(level, msg string)
+}
+
+// Result is a compiled project.
+type Result struct {
+	Graph *dataformpb.CompiledGraph
+	// GraphWire is the CompiledGraph exactly as core encoded it.
+	GraphWire []byte
+	Core      *project.Core
+	// Prepare is the time to get a runtime with core loaded; Run the time
+	// core took to compile.
+	Prepare, Run time.Duration
+}
+
+// Errors reports whether the graph has compilation errors.
+func (r *Result) Errors() []*dataformpb.CompilationError {
+	return r.Graph.GetGraphErrors().GetCompilationErrors()
+}
+
+// TimeoutError is returned when a compilation runs past its deadline.
+type TimeoutError struct{ Timeout time.Duration }
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("Compilation timed out after %s. To allow more time, re-run with a longer --timeout (e.g. --timeout=2m, --timeout=1h).", e.Timeout)
+}
+
+// Run compiles p with core.
+func Run(ctx context.Context, p *project.Project, core *project.Core, opts Options) (*Result, error) {
+	start := time.Now()
+	bundle, err := engine.LoadBundle(core.BundlePath, core.Version)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := bundle.NewRuntime(engine.Options{Root: p.Root, Log: opts.Log})
+	if err != nil {
+		return nil, err
+	}
+	prepared := time.Now()
+	res, err := RunPrepared(ctx, rt, p, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Core = core
+	res.Prepare = prepared.Sub(start)
+	return res, nil
+}
+
+// RunPrepared compiles p on a runtime prepared ahead of time for p.Root.
+func RunPrepared(ctx context.Context, rt *engine.Runtime, p *project.Project, opts Options) (*Result, error) {
+	files := opts.Files
+	if files == nil {
+		d, err := engine.OpenDir(p.Root)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		files = d
+	}
+	paths := opts.FilePaths
+	if paths == nil {
+		var err error
+		if paths, err = p.FilePaths(); err != nil {
+			return nil, fmt.Errorf("listing project files: %w", err)
+		}
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	req, err := Request(p.Root, paths, opts.Overrides, timeout)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	resp, err := rt.Compile(ctx, files, req)
+	if err != nil {
+		if errors.Is(err, engine.ErrTimeout) {
+			return nil, &TimeoutError{Timeout: timeout}
+		}
+		return nil, err
+	}
+	res, err := decode(resp)
+	if err != nil {
+		return nil, err
+	}
+	res.Run = time.Since(start)
+	return res, nil
+}
+
+// Request encodes the dataform.CoreExecutionRequest the CLI sends to core.
+func Request(root string, filePaths []string, o Overrides, timeout time.Duration) ([]byte, error) {
+	req := &dataformpb.CoreExecutionRequest{
+		Request: &dataformpb.CoreExecutionRequest_Compile{Compile: &dataformpb.CompileExecutionRequest{
+			CompileConfig: &dataformpb.CompileConfig{
+				ProjectDir:            root,
+				FilePaths:             filePaths,
+				ProjectConfigOverride: o.config(),
+				TimeoutMillis:         int32(min(timeout.Milliseconds(), 1<<31-1)),
+			},
+		}},
+	}
+	b, err := proto.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encoding compile request: %w", err)
+	}
+	return b, nil
+}
+
+func decode(resp []byte) (*Result, error) {
+	// CoreExecutionResponse.compile (1) → CompileExecutionResponse.compiled_graph (1).
+	compileMsg, err := lastField(resp, 1)
+	if err != nil {
+		return nil, fmt.Errorf("decoding core's response: %w", err)
+	}
+	graphWire, err := lastField(compileMsg, 1)
+	if err != nil {
+		return nil, fmt.Errorf("decoding core's response: %w", err)
+	}
+	g := &dataformpb.CompiledGraph{}
+	if err := proto.Unmarshal(graphWire, g); err != nil {
+		return nil, fmt.Errorf("decoding the compiled graph: %w", err)
+	}
+	return &Result{Graph: g, GraphWire: graphWire}, nil
+}
+
+// lastField returns the bytes of the last occurrence of a length-delimited
+// field, as protobufjs (which replaces rather than merges) would see it.
+func lastField(b []byte, num protowire.Number) ([]byte, error) {
+	var out []byte
+	for len(b) > 0 {
+		n, typ, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return nil, protowire.ParseError(l)
+		}
+		b = b[l:]
+		if n == num && typ == protowire.BytesType {
+			v, l := protowire.ConsumeBytes(b)
+			if l < 0 {
+				return nil, protowire.ParseError(l)
+			}
+			out = v
+			b = b[l:]
+			continue
+		}
+		l = protowire.ConsumeFieldValue(n, typ, b)
+		if l < 0 {
+			return nil, protowire.ParseError(l)
+		}
+		b = b[l:]
+	}
+	return out, nil
+}
