@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/graphjson"
+	"github.com/dfdtools/dfd/project"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+// overrideFlags registers the project-config override flags of
+// `dataform compile` on fs.
+func overrideFlags(fs *flag.FlagSet) func() compile.Overrides {
+	var o compile.Overrides
+	var vars string
+	fs.StringVar(&o.DefaultDatabase, "default-database", "", "override the default database (Google Cloud project ID)")
+	fs.StringVar(&o.DefaultSchema, "default-schema", "", "override the default schema (dataset)")
+	fs.StringVar(&o.DefaultLocation, "default-location", "", "override the default BigQuery location")
+	fs.StringVar(&o.AssertionSchema, "assertion-schema", "", "override the default assertion schema")
+	fs.StringVar(&o.DatabaseSuffix, "database-suffix", "", "suffix appended to database names")
+	fs.StringVar(&o.SchemaSuffix, "schema-suffix", "", "suffix appended to schema names (letters, digits, _)")
+	fs.StringVar(&o.TablePrefix, "table-prefix", "", "prefix added to table names")
+	fs.StringVar(&vars, "vars", "", "variables, as `key=value,key2=value2`")
+	fs.BoolVar(&o.DisableAssertions, "disable-assertions", false, "disable all assertions, built-in and manual")
+	fs.StringVar(&o.DefaultReservation, "default-reservation", "", "default BigQuery reservation")
+	return func() compile.Overrides {
+		o.Vars = compile.ParseVars(vars)
+		return o
+	}
+}
+
+func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
+	fs := newFlagSet("compile", env.stderr)
+	asJSON := fs.Bool("json", false, "print the compiled graph as JSON, as `dataform compile --json` does")
+	timeout := fs.String("timeout", "", "time allowed for compilation, e.g. 30s, 2m (default 60s, as the CLI)")
+	quiet := fs.Bool("quiet", false, "print counts only")
+	overrides := overrideFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(env.stderr, "Usage: dfd compile [DIR] [flags]")
+		fmt.Fprintln(env.stderr, "Compiles the Dataform project in DIR (default: the current directory).")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if len(pos) > 1 {
+		fmt.Fprintf(env.stderr, "dfd compile: one project directory expected, got %d\n", len(pos))
+		return 2
+	}
+	dir := "."
+	if len(pos) == 1 {
+		dir = pos[0]
+	}
+	o := overrides()
+	if o.SchemaSuffix != "" && !validSchemaSuffix(o.SchemaSuffix) {
+		fmt.Fprintln(env.stderr, "dfd compile: --schema-suffix should contain only alphanumeric characters and/or underscores.")
+		return 2
+	}
+	var d time.Duration
+	if *timeout != "" {
+		if d, err = parseDuration(*timeout); err != nil {
+			fmt.Fprintf(env.stderr, "dfd compile: --timeout: %v\n", err)
+			return 2
+		}
+	}
+
+	res, err := compileDir(ctx, env, dir, compile.Options{Overrides: o, Timeout: d, Log: logTo(env.stderr)})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "dfd compile: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		out, err := graphjson.Marshal((&dataformpb.CompiledGraph{}).ProtoReflect().Descriptor(), res.GraphWire)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "dfd compile: printing the graph: %v\n", err)
+			return 1
+		}
+		if _, err := env.stdout.Write(out); err != nil {
+			return 1
+		}
+	} else {
+		printSummary(env.stdout, res.Graph, *quiet)
+	}
+	if errs := res.Errors(); len(errs) > 0 {
+		printErrors(env.stderr, errs)
+		return 1
+	}
+	return 0
+}
+
+// compileDir opens the project in dir, resolves its core and compiles it.
+func compileDir(ctx context.Context, env *cmdEnv, dir string, opts compile.Options) (*compile.Result, error) {
+	p, err := project.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	resolver := &project.CoreResolver{Log: func(format string, args ...any) {
+		fmt.Fprintf(env.stderr, format+"\n", args...)
+	}}
+	core, err := resolver.Resolve(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return compile.Run(ctx, p, core, opts)
+}
+
+func logTo(w io.Writer) func(level, msg string) {
+	return func(level, msg string) {
+		if level == "log" || level == "info" {
+			fmt.Fprintln(w, msg)
+			return
+		}
+		fmt.Fprintf(w, "[%s] %s\n", level, msg)
+	}
+}
+
+func validSchemaSuffix(s string) bool {
+	for _, r := range s {
+		if !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseDuration accepts Go durations ("90s", "2m") and, as the CLI's
+// parse-duration does, a bare number of milliseconds and "d" for days.
+func parseDuration(s string) (time.Duration, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, nil
+	}
+	var n float64
+	if _, err := fmt.Sscanf(s, "%g", &n); err == nil && fmt.Sprint(n) == s {
+		return time.Duration(n * float64(time.Millisecond)), nil
+	}
+	if strings.HasSuffix(s, "d") {
+		var days float64
+		if _, err := fmt.Sscanf(strings.TrimSuffix(s, "d"), "%g", &days); err == nil {
+			return time.Duration(days * 24 * float64(time.Hour)), nil
+		}
+	}
+	return 0, fmt.Errorf("cannot parse %q as a duration (examples: 30s, 2m, 1h)", s)
+}
+
+func colorOn(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func paint(w io.Writer, code int, s string) string {
+	if !colorOn(w) {
+		return s
+	}
+	return fmt.Sprintf("\x1b[%dm%s\x1b[0m", code, s)
+}
+
+const (
+	red   = 91
+	green = 32
+	cyan  = 36
+)
+
+func printErrors(w io.Writer, errs []*dataformpb.CompilationError) {
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  %s\n", paint(w, red, "Compilation errors:"))
+	for _, e := range errs {
+		fmt.Fprintf(w, "  %s: %s\n", paint(w, cyan, e.GetFileName()), paint(w, red, e.GetMessage()))
+	}
+}
+
+func printSummary(w io.Writer, g *dataformpb.CompiledGraph, quiet bool) {
+	n := len(g.GetTables()) + len(g.GetAssertions()) + len(g.GetOperations())
+	fmt.Fprintln(w, paint(w, green, fmt.Sprintf("Compiled %d action(s).", n)))
+	section := func(count int, what string, lines func(func(string))) {
+		if count == 0 {
+			return
+		}
+		if quiet {
+			fmt.Fprintf(w, "%d %s.\n", count, what)
+			return
+		}
+		fmt.Fprintf(w, "%d %s:\n", count, what)
+		lines(func(s string) { fmt.Fprintf(w, "  %s\n", s) })
+	}
+	target := func(t *dataformpb.Target) string {
+		return paint(w, cyan, t.GetSchema()+"."+t.GetName())
+	}
+	disabled := func(d bool) string {
+		if d {
+			return " [disabled]"
+		}
+		return ""
+	}
+	section(len(g.GetTables()), "dataset(s)", func(p func(string)) {
+		for _, t := range g.GetTables() {
+			p(fmt.Sprintf("%s [%s]%s", target(t.GetTarget()), strings.ToLower(t.GetEnumType().String()), disabled(t.GetDisabled())))
+		}
+	})
+	section(len(g.GetAssertions()), "assertion(s)", func(p func(string)) {
+		for _, a := range g.GetAssertions() {
+			p(target(a.GetTarget()) + disabled(a.GetDisabled()))
+		}
+	})
+	section(len(g.GetOperations()), "operation(s)", func(p func(string)) {
+		for _, o := range g.GetOperations() {
+			p(target(o.GetTarget()) + disabled(o.GetDisabled()))
+		}
+	})
+}
