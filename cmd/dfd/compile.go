@@ -87,7 +87,9 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 			fmt.Fprintf(env.stderr, "dfd compile: printing the graph: %v\n", err)
 			return 1
 		}
-		if _, err := env.stdout.Write(out); err != nil {
+		// The CLI writes JSON.stringify(…) + "\n" through a line writer that
+		// adds another "\n"; a drop-in keeps that blank line.
+		if _, err := env.stdout.Write(append(out, '\n')); err != nil {
 			return 1
 		}
 	} else {
