@@ -102,14 +102,8 @@ func (r *Runtime) drainTimers(ctx context.Context) error {
 			return err
 		}
 		ran, err := r.timers.runOne()
-		if err != nil {
-			var ex *goja.Exception
-			if !errors.As(err, &ex) {
-				return err
-			}
-			if r.opts.Log != nil {
-				r.opts.Log("error", "uncaught exception in a timer callback: "+scriptError(ex).Stack)
-			}
+		if err != nil && !r.logTimerError(err) {
+			return err
 		}
 		if !ran {
 			return nil

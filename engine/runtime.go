@@ -284,6 +284,10 @@ func describe(err error, what string) error {
 	case errors.As(err, &ex):
 		return scriptError(ex)
 	}
+	var se *ScriptError
+	if errors.As(err, &se) {
+		return se
+	}
 	return fmt.Errorf("%s: %w", what, err)
 }
 
@@ -296,21 +300,31 @@ type ScriptError struct {
 func (e *ScriptError) Error() string { return e.Message }
 
 func scriptError(ex *goja.Exception) *ScriptError {
-	se := &ScriptError{Message: ex.Error(), Stack: ex.String()}
-	if o, ok := ex.Value().(*goja.Object); ok {
-		name, msg := o.Get("name"), o.Get("message")
-		if msg != nil && !goja.IsUndefined(msg) {
-			n := "Error"
-			if name != nil && !goja.IsUndefined(name) {
-				n = name.String()
+	return valueError(ex.Value(), ex.String())
+}
+
+// valueError describes a thrown or rejected JavaScript value: "Name:
+// message" for errors, "Uncaught <value>" for anything else thrown.
+func valueError(v goja.Value, fallbackStack string) *ScriptError {
+	se := &ScriptError{Stack: fallbackStack}
+	o, isObj := v.(*goja.Object)
+	if isObj {
+		if msg := o.Get("message"); msg != nil && !goja.IsUndefined(msg) {
+			name := "Error"
+			if n := o.Get("name"); n != nil && !goja.IsUndefined(n) {
+				name = n.String()
 			}
-			se.Message = n + ": " + msg.String()
+			se.Message = name + ": " + msg.String()
+			if st := o.Get("stack"); st != nil && !goja.IsUndefined(st) {
+				se.Stack = st.String()
+			}
+			return se
 		}
-		if st := o.Get("stack"); st != nil && !goja.IsUndefined(st) {
-			se.Stack = st.String()
-		}
-	} else if ex.Value() != nil {
-		se.Message = "Uncaught " + ex.Value().String()
+	}
+	if v == nil {
+		se.Message = "Uncaught undefined"
+	} else {
+		se.Message = "Uncaught " + v.String()
 	}
 	return se
 }
@@ -402,17 +416,4 @@ func (q *timerQueue) runOne() (bool, error) {
 	}
 	_, err := t.fn(goja.Undefined(), t.args...)
 	return true, err
-}
-
-// drain runs timers until none is left or ctx ends.
-func (q *timerQueue) drain(ctx context.Context) error {
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ran, err := q.runOne()
-		if err != nil || !ran {
-			return err
-		}
-	}
 }
