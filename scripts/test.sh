@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls this script).
+# It installs what the tests need, idempotently and with caches outside the
+# clone (~/.cache/dfd-ci): Debian packages, npm packages (the official
+# Dataform CLI and cores the parity tests compare against).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# Debian packages: protoc regenerates the protobuf code for the staleness check.
+apt_pkgs=(protobuf-compiler)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing ${missing[*]}"
+  if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+for tool in go node npm protoc; do
+  command -v "$tool" >/dev/null || { echo "test: $tool is required" >&2; exit 1; }
+done
+
+# npm packages the tests compare against, installed once into the cache.
+for spec in @dataform/cli@3.0.69 @dataform/core@3.0.62 @dataform/core@3.0.59 @dataform/core@3.0.52; do
+  bash tools/npm/ensure.sh "$spec" >/dev/null
+done
+
+log "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' | grep -v '\.pb\.go$'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
+fi
+log "go vet"
+go vet ./...
+log "generated code is up to date"
+bash protos/check.sh
+for check in $(git ls-files '*/check.sh' | grep -v '^protos/check.sh$'); do
+  bash "$check"
+done
+
+log "go test"
+go test -timeout 45m ./...
