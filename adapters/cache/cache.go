@@ -1,0 +1,1028 @@
+// Package cache is a DbAdapter that remembers table metadata (in memory and
+// in a bbolt file on disk) and recent read-only query results (in memory),
+// so previews do not wait for BigQuery and keep working when it cannot be
+// reached.
+//
+// # Metadata: GetTable and ListTables
+//
+// Every answer is kept with the time it was fetched; "table not found" is
+// kept too (JiT code often asks whether a table exists yet).
+//
+//   - Younger than Options.TTL: served from the cache.
+//   - Older than TTL but younger than Options.MaxStale: still served at
+//     once, and refreshed in the background (stale-while-revalidate): the
+//     editor never waits for a value it already has.
+//   - Older than MaxStale, or not cached: fetched from the wrapped adapter.
+//     Concurrent callers of the same key share one fetch (single-flight).
+//     If the fetch fails because BigQuery is unreachable or slow
+//     (UNAVAILABLE, DEADLINE_EXCEEDED) and an old value exists, the old
+//     value is served with a "stale" note on the call record.
+//
+// Cached answers are marked with adapters.MarkCached; a value whose last
+// refresh failed carries an adapters.Note saying it is stale and why.
+// ListTables answers are kept as the list of table names plus each table's
+// own entry, so a GetTable that refreshed a table also refreshes it in
+// listings.
+//
+// The on-disk store makes a restarted daemon warm at once and lets it work
+// offline. It is written in bbolt transactions, so a crash or kill mid-write
+// leaves the previous state; a file that is corrupt or unreadable is moved
+// aside and the cache starts empty, with a warning (Warnings, Options.Log),
+// never an error.
+//
+// # Changes: DeleteTable, Invalidate, Refresh
+//
+// DeleteTable forgets the table (and its dataset's listing) once the wrapped
+// adapter ran it — or may have run it (its outcome is unknown). Invalidate
+// does the same for "a run changed this table". Refresh re-fetches cached
+// entries on request; Prefetch warms the datasets a project uses.
+//
+// # Execute
+//
+// Results of read-only queries (adapters/sqlclass) and of dry runs (which
+// change nothing) are kept in memory for Options.QueryTTL, keyed by the
+// whole request (statement, parameters, limits, options), in an LRU bounded
+// by Options.QueryBytes. Any other statement goes straight through.
+//
+// # Goroutines
+//
+// Fetches run in goroutines owned by the Cache (so a caller that gives up
+// does not cancel the fetch other callers wait for); Close cancels and waits
+// for all of them.
+package cache
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/sqlclass"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+// Options configure a Cache. Zero values pick the defaults.
+type Options struct {
+	// Path is the bbolt file; empty keeps everything in memory.
+	Path string
+	// DefaultDatabase is the project that targets and ListTables requests
+	// without one mean, so "ds.t" and "p.ds.t" share an entry.
+	DefaultDatabase string
+
+	// TTL is how long metadata counts as fresh (default 10m).
+	TTL time.Duration
+	// MaxStale is how old metadata may be and still be served without
+	// asking BigQuery first (default 7 days). Older entries are refreshed
+	// before they are served, unless BigQuery cannot be reached.
+	MaxStale time.Duration
+	// RetryAfter is how long a failed background refresh of an entry is not
+	// tried again (default 30s), so an unreachable BigQuery is not asked on
+	// every keystroke.
+	RetryAfter time.Duration
+	// FetchTimeout bounds each fetch from the wrapped adapter (default 2m).
+	FetchTimeout time.Duration
+	// Workers is how many background refreshes run at a time (default 4).
+	Workers int
+
+	// QueryTTL is how long Execute results are kept (default 5m).
+	QueryTTL time.Duration
+	// QueryBytes caps the memory of kept Execute results (default 32 MiB).
+	QueryBytes int64
+
+	// Log receives warnings (corrupt store, failed background refresh).
+	Log func(format string, args ...any)
+	// Now is the clock (tests); default time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) defaults() {
+	if o.TTL <= 0 {
+		o.TTL = 10 * time.Minute
+	}
+	if o.MaxStale <= 0 {
+		o.MaxStale = 7 * 24 * time.Hour
+	}
+	if o.MaxStale < o.TTL {
+		o.MaxStale = o.TTL
+	}
+	if o.RetryAfter <= 0 {
+		o.RetryAfter = 30 * time.Second
+	}
+	if o.FetchTimeout <= 0 {
+		o.FetchTimeout = 2 * time.Minute
+	}
+	if o.Workers <= 0 {
+		o.Workers = 4
+	}
+	if o.QueryTTL <= 0 {
+		o.QueryTTL = 5 * time.Minute
+	}
+	if o.QueryBytes <= 0 {
+		o.QueryBytes = 32 << 20
+	}
+	if o.Log == nil {
+		o.Log = func(string, ...any) {}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// tkey names a table; lkey a listing (schema "" lists every dataset).
+type (
+	tkey struct{ db, schema, name string }
+	lkey struct{ db, schema string }
+)
+
+func tkeyOf(t *dataformpb.Target) tkey {
+	return tkey{t.GetDatabase(), t.GetSchema(), t.GetName()}
+}
+
+func (k tkey) target() *dataformpb.Target {
+	return &dataformpb.Target{Database: k.db, Schema: k.schema, Name: k.name}
+}
+
+func (k tkey) String() string { return adapters.TargetString(k.target()) }
+
+func (k tkey) flightKey() string { return "t\x00" + k.db + "\x00" + k.schema + "\x00" + k.name }
+func (k lkey) flightKey() string { return "l\x00" + k.db + "\x00" + k.schema }
+
+// tableEntry is one table's metadata; meta nil means BigQuery said the
+// table does not exist. Entries are replaced, never modified, once shared.
+type tableEntry struct {
+	meta    *dataformpb.TableMetadata
+	fetched time.Time
+	failure *failure // the last refresh failed (nil: it did not)
+}
+
+type listEntry struct {
+	tables  []tkey
+	fetched time.Time
+	failure *failure
+}
+
+type failure struct {
+	err error
+	at  time.Time
+}
+
+// Cache is a caching DbAdapter. It is safe for concurrent use.
+type Cache struct {
+	inner adapters.DbAdapter
+	opts  Options
+	store *store // nil: memory only
+
+	ctx    context.Context // cancelled by Close; parent of every fetch
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // every goroutine the Cache started
+	sem    chan struct{}  // background refresh slots
+
+	// wmu serialises changes (a fetch storing its answer, Invalidate,
+	// Clear) so memory and disk change together and in order; epoch counts
+	// invalidations, so a fetch that started before one does not store its
+	// older answer after it.
+	wmu   sync.Mutex
+	epoch atomic.Uint64
+
+	mu       sync.Mutex // guards the fields below
+	closed   bool
+	tables   map[tkey]*tableEntry
+	lists    map[lkey]*listEntry
+	flights  map[string]*flight
+	pending  map[string]bool // keys with a background refresh queued or running
+	warnings []string
+
+	queries *lru
+
+	hits, misses, stale, fetches, refreshes atomic.Uint64
+}
+
+var _ adapters.DbAdapter = (*Cache)(nil)
+
+// Open returns a Cache in front of inner. A nil inner is an offline cache:
+// it serves what it has (stale entries included, with a note) and answers
+// UNAVAILABLE otherwise. Open does not fail because of the store: see
+// Warnings.
+func Open(inner adapters.DbAdapter, opts Options) *Cache {
+	opts.defaults()
+	if inner == nil {
+		inner = unreachable{}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cache{
+		inner:   inner,
+		opts:    opts,
+		ctx:     ctx,
+		cancel:  cancel,
+		sem:     make(chan struct{}, opts.Workers),
+		tables:  map[tkey]*tableEntry{},
+		lists:   map[lkey]*listEntry{},
+		flights: map[string]*flight{},
+		pending: map[string]bool{},
+		queries: newLRU(opts.QueryBytes),
+	}
+	if opts.Path != "" {
+		c.store = openStore(opts.Path, c.warn)
+	}
+	return c
+}
+
+func (c *Cache) warn(msg string) {
+	c.mu.Lock()
+	c.warnings = append(c.warnings, msg)
+	c.mu.Unlock()
+	c.opts.Log("%s", msg)
+}
+
+// Warnings are the problems the cache worked around (an unreadable store
+// file moved aside, a store turned off after an I/O error, …).
+func (c *Cache) Warnings() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.warnings)
+}
+
+// Path is the store file, or "" when the cache is in memory only (by choice
+// or because the file could not be used).
+func (c *Cache) Path() string {
+	if c.store == nil {
+		return ""
+	}
+	return c.store.path
+}
+
+// Close stops background work, waits for it, and closes the store. Calls
+// after Close fail with FAILED_PRECONDITION.
+func (c *Cache) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+	return c.store.close()
+}
+
+var errClosed = adapters.Errorf(adapters.FailedPrecondition, "metadata cache is closed")
+
+// normDB fills in the default database.
+func (c *Cache) normDB(db string) string {
+	if db == "" {
+		return c.opts.DefaultDatabase
+	}
+	return db
+}
+
+// --- GetTable -------------------------------------------------------------
+
+func (c *Cache) GetTable(ctx context.Context, req *dataformpb.GetTableRequest) (*dataformpb.TableMetadata, error) {
+	t := req.GetTarget()
+	if t.GetSchema() == "" || t.GetName() == "" {
+		return c.inner.GetTable(ctx, req) // let the backend word the error
+	}
+	k := tkey{c.normDB(t.GetDatabase()), t.GetSchema(), t.GetName()}
+	e, err := c.lookupTable(k)
+	if err != nil {
+		return nil, err
+	}
+	now := c.opts.Now()
+	if e != nil {
+		age := now.Sub(e.fetched)
+		// Too old to serve without asking BigQuery — unless asking just
+		// failed: then the stale value is served at once (with its note)
+		// instead of every call waiting on an outage.
+		if age <= c.opts.MaxStale || c.failedRecently(e.failure, now) {
+			if age > c.opts.TTL {
+				c.refreshTableLater(k, e)
+			}
+			if age > c.opts.MaxStale {
+				c.stale.Add(1)
+			}
+			c.hits.Add(1)
+			return c.serveTable(ctx, k, e)
+		}
+	}
+	c.misses.Add(1)
+	fresh, err := c.fetchTable(ctx, k)
+	if err != nil {
+		if e != nil && staleOK(err) {
+			c.stale.Add(1)
+			adapters.Note(ctx, "stale: metadata of %s fetched %s ago; BigQuery: %v", k, age(now, e.fetched), err)
+			return c.serveTable(ctx, k, e)
+		}
+		return nil, err
+	}
+	if fresh.meta == nil {
+		return nil, notFound(k)
+	}
+	return cloneTable(fresh.meta), nil
+}
+
+func (c *Cache) serveTable(ctx context.Context, k tkey, e *tableEntry) (*dataformpb.TableMetadata, error) {
+	adapters.MarkCached(ctx)
+	if f := e.failure; f != nil {
+		adapters.Note(ctx, "stale: metadata of %s fetched %s ago; last refresh failed: %v", k, age(c.opts.Now(), e.fetched), f.err)
+	}
+	if e.meta == nil {
+		return nil, notFound(k)
+	}
+	return cloneTable(e.meta), nil
+}
+
+func notFound(k tkey) error {
+	return adapters.Errorf(adapters.NotFound, "table %s not found", k)
+}
+
+// lookupTable finds k in memory, else in the store.
+func (c *Cache) lookupTable(k tkey) (*tableEntry, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, errClosed
+	}
+	e, ok := c.tables[k]
+	c.mu.Unlock()
+	if ok || c.store == nil {
+		return e, nil
+	}
+	e, err := c.store.getTable(k)
+	if err != nil || e == nil {
+		return nil, nil // a store that fails is off now; fetch instead
+	}
+	c.mu.Lock()
+	if cur, ok := c.tables[k]; ok {
+		e = cur // someone fetched it meanwhile
+	} else {
+		c.tables[k] = e
+	}
+	c.mu.Unlock()
+	return e, nil
+}
+
+// fetchTable gets k from the wrapped adapter (one fetch for all concurrent
+// callers) and stores the answer.
+func (c *Cache) fetchTable(ctx context.Context, k tkey) (*tableEntry, error) {
+	v, err := c.do(ctx, k.flightKey(), func(fctx context.Context) (any, error) {
+		c.fetches.Add(1)
+		ep := c.epoch.Load()
+		m, err := c.inner.GetTable(fctx, &dataformpb.GetTableRequest{Target: k.target()})
+		now := c.opts.Now()
+		switch {
+		case err == nil && m == nil, adapters.CodeOf(err) == adapters.NotFound:
+			// Missing (a backend's nil answer means missing too): remember it.
+			e := &tableEntry{fetched: now}
+			c.putTables(ep, map[tkey]*tableEntry{k: e})
+			return e, nil
+		case err != nil:
+			c.tableFailed(k, err, now)
+			return nil, err
+		}
+		e := &tableEntry{meta: m, fetched: now}
+		c.putTables(ep, map[tkey]*tableEntry{k: e})
+		return e, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*tableEntry), nil
+}
+
+// putTables stores fetched table entries, unless an invalidation happened
+// since the fetch began (epoch ep).
+func (c *Cache) putTables(ep uint64, entries map[tkey]*tableEntry) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.epoch.Load() != ep {
+		return
+	}
+	c.mu.Lock()
+	for k, e := range entries {
+		c.tables[k] = e
+	}
+	c.mu.Unlock()
+	c.store.put(entries, lkey{}, nil)
+}
+
+// tableFailed remembers that refreshing k failed, for the stale note and to
+// hold off the next background attempt.
+func (c *Cache) tableFailed(k tkey, err error, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.tables[k]; ok {
+		c.tables[k] = &tableEntry{meta: e.meta, fetched: e.fetched, failure: &failure{err: err, at: now}}
+	}
+}
+
+// failedRecently reports whether a refresh failed less than RetryAfter ago.
+func (c *Cache) failedRecently(f *failure, now time.Time) bool {
+	return f != nil && now.Sub(f.at) < c.opts.RetryAfter
+}
+
+func (c *Cache) refreshTableLater(k tkey, e *tableEntry) {
+	if c.failedRecently(e.failure, c.opts.Now()) {
+		return
+	}
+	c.later(k.flightKey(), func(ctx context.Context) error {
+		_, err := c.fetchTable(ctx, k)
+		return err
+	})
+}
+
+// --- ListTables -----------------------------------------------------------
+
+func (c *Cache) ListTables(ctx context.Context, req *dataformpb.ListTablesRequest) (*dataformpb.ListTablesResponse, error) {
+	k := lkey{c.normDB(req.GetDatabase()), req.GetSchema()}
+	if k.db == "" {
+		return c.inner.ListTables(ctx, req) // the backend decides (and words the error)
+	}
+	resp, e, err := c.lookupList(k)
+	if err != nil {
+		return nil, err
+	}
+	now := c.opts.Now()
+	if resp != nil {
+		age := now.Sub(e.fetched)
+		if age <= c.opts.MaxStale || c.failedRecently(e.failure, now) {
+			if age > c.opts.TTL {
+				c.refreshListLater(k, e)
+			}
+			if age > c.opts.MaxStale {
+				c.stale.Add(1)
+			}
+			c.hits.Add(1)
+			return c.serveList(ctx, k, e, resp), nil
+		}
+	}
+	c.misses.Add(1)
+	fresh, err := c.fetchList(ctx, k)
+	if err != nil {
+		if resp != nil && staleOK(err) {
+			c.stale.Add(1)
+			adapters.Note(ctx, "stale: table list of %s.%s fetched %s ago; BigQuery: %v", k.db, k.schema, age(now, e.fetched), err)
+			return c.serveList(ctx, k, e, resp), nil
+		}
+		return nil, err
+	}
+	out := &dataformpb.ListTablesResponse{Tables: make([]*dataformpb.TableMetadata, len(fresh.GetTables()))}
+	for i, m := range fresh.GetTables() {
+		out.Tables[i] = cloneTable(m)
+	}
+	return out, nil
+}
+
+func (c *Cache) serveList(ctx context.Context, k lkey, e *listEntry, resp *dataformpb.ListTablesResponse) *dataformpb.ListTablesResponse {
+	adapters.MarkCached(ctx)
+	if f := e.failure; f != nil {
+		adapters.Note(ctx, "stale: table list of %s.%s fetched %s ago; last refresh failed: %v", k.db, k.schema, age(c.opts.Now(), e.fetched), f.err)
+	}
+	return resp
+}
+
+// lookupList assembles a cached listing from its table entries. It is a
+// miss when the listing or any of its tables is not cached (a table was
+// invalidated since).
+func (c *Cache) lookupList(k lkey) (*dataformpb.ListTablesResponse, *listEntry, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, nil, errClosed
+	}
+	e, ok := c.lists[k]
+	c.mu.Unlock()
+	if !ok && c.store != nil {
+		if se, err := c.store.getList(k); err == nil && se != nil {
+			c.mu.Lock()
+			if cur, ok := c.lists[k]; ok {
+				se = cur
+			} else {
+				c.lists[k] = se
+			}
+			c.mu.Unlock()
+			e = se
+		}
+	}
+	if e == nil {
+		return nil, nil, nil
+	}
+	// One lock for the whole listing (it is on the hot path); tables not
+	// in memory yet come from the store.
+	entries := make([]*tableEntry, len(e.tables))
+	c.mu.Lock()
+	for i, tk := range e.tables {
+		entries[i] = c.tables[tk]
+	}
+	c.mu.Unlock()
+	resp := &dataformpb.ListTablesResponse{Tables: make([]*dataformpb.TableMetadata, 0, len(e.tables))}
+	for i, te := range entries {
+		if te == nil {
+			var err error
+			if te, err = c.lookupTable(e.tables[i]); err != nil {
+				return nil, nil, err
+			}
+			if te == nil {
+				return nil, nil, nil // invalidated since the listing
+			}
+		}
+		if te.meta == nil {
+			continue // found missing since the listing: leave it out
+		}
+		resp.Tables = append(resp.Tables, cloneTable(te.meta))
+	}
+	return resp, e, nil
+}
+
+func (c *Cache) fetchList(ctx context.Context, k lkey) (*dataformpb.ListTablesResponse, error) {
+	v, err := c.do(ctx, k.flightKey(), func(fctx context.Context) (any, error) {
+		c.fetches.Add(1)
+		ep := c.epoch.Load()
+		resp, err := c.inner.ListTables(fctx, &dataformpb.ListTablesRequest{Database: k.db, Schema: k.schema})
+		now := c.opts.Now()
+		if err != nil {
+			c.listFailed(k, err, now)
+			return nil, err
+		}
+		if resp == nil {
+			resp = &dataformpb.ListTablesResponse{}
+		}
+		c.putList(ep, k, resp, now)
+		return resp, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*dataformpb.ListTablesResponse), nil
+}
+
+// putList stores a listing and each of its tables, in one transaction,
+// unless an invalidation happened since the fetch began (epoch ep).
+func (c *Cache) putList(ep uint64, k lkey, resp *dataformpb.ListTablesResponse, now time.Time) {
+	l := &listEntry{fetched: now}
+	tables := make(map[tkey]*tableEntry, len(resp.GetTables()))
+	for _, m := range resp.GetTables() {
+		tk := tkeyOf(m.GetTarget())
+		tk.db = c.normDB(tk.db)
+		l.tables = append(l.tables, tk)
+		tables[tk] = &tableEntry{meta: m, fetched: now}
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.epoch.Load() != ep {
+		return
+	}
+	c.mu.Lock()
+	c.lists[k] = l
+	for tk, e := range tables {
+		c.tables[tk] = e
+	}
+	c.mu.Unlock()
+	c.store.put(tables, k, l)
+}
+
+func (c *Cache) listFailed(k lkey, err error, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.lists[k]; ok {
+		c.lists[k] = &listEntry{tables: e.tables, fetched: e.fetched, failure: &failure{err: err, at: now}}
+	}
+}
+
+func (c *Cache) refreshListLater(k lkey, e *listEntry) {
+	if c.failedRecently(e.failure, c.opts.Now()) {
+		return
+	}
+	c.later(k.flightKey(), func(ctx context.Context) error {
+		_, err := c.fetchList(ctx, k)
+		return err
+	})
+}
+
+// --- DeleteTable, Invalidate ----------------------------------------------
+
+// DeleteTable deletes through the wrapped adapter and forgets the table when
+// the delete ran, or may have run.
+func (c *Cache) DeleteTable(ctx context.Context, req *dataformpb.DeleteTableRequest) error {
+	err := c.inner.DeleteTable(ctx, req)
+	switch adapters.CodeOf(err) {
+	case adapters.InvalidArgument, adapters.PermissionDenied, adapters.Unimplemented, adapters.FailedPrecondition:
+		// Refused before anything happened.
+	default:
+		if t := req.GetTarget(); t.GetSchema() != "" && t.GetName() != "" {
+			c.Invalidate(t)
+		}
+	}
+	return err
+}
+
+// Invalidate forgets what the cache knows about target (a run changed or
+// dropped it): its metadata, its dataset's listings, and every kept query
+// result (any of them may have read it).
+func (c *Cache) Invalidate(target *dataformpb.Target) {
+	k := tkey{c.normDB(target.GetDatabase()), target.GetSchema(), target.GetName()}
+	lists := []lkey{{k.db, k.schema}, {k.db, ""}}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.epoch.Add(1)
+	c.mu.Lock()
+	delete(c.tables, k)
+	for _, l := range lists {
+		delete(c.lists, l)
+	}
+	c.mu.Unlock()
+	c.queries.clear()
+	c.store.remove([]tkey{k}, lists)
+}
+
+// Clear forgets everything, in memory and on disk.
+func (c *Cache) Clear() error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.epoch.Add(1)
+	c.mu.Lock()
+	c.tables = map[tkey]*tableEntry{}
+	c.lists = map[lkey]*listEntry{}
+	c.mu.Unlock()
+	c.queries.clear()
+	if c.store == nil {
+		return nil
+	}
+	if err := c.store.clear(); err != nil && !errors.Is(err, errStoreOff) {
+		return fmt.Errorf("clear metadata cache %s: %w", c.store.path, err)
+	}
+	return nil
+}
+
+// --- Refresh, Prefetch ----------------------------------------------------
+
+// Scope selects cache entries: everything (zero value), one project
+// (Database), one dataset (Database and Schema) or one table (all three).
+type Scope struct {
+	Database, Schema, Name string
+}
+
+func (s Scope) String() string {
+	switch {
+	case s.Database == "" && s.Schema == "" && s.Name == "":
+		return "everything"
+	case s.Name != "":
+		return adapters.TargetString(&dataformpb.Target{Database: s.Database, Schema: s.Schema, Name: s.Name})
+	case s.Schema != "":
+		return s.Database + "." + s.Schema
+	}
+	return s.Database
+}
+
+// Refresh re-fetches the cached entries in scope now: their listings (which
+// also refresh the tables listed) and then the tables no refreshed listing
+// covered. A table or dataset scope is fetched even when it is not cached
+// yet. It returns how many entries it fetched and every failure.
+func (c *Cache) Refresh(ctx context.Context, scope Scope) (int, error) {
+	if scope.Database != "" || scope.Schema != "" || scope.Name != "" {
+		scope.Database = c.normDB(scope.Database)
+	}
+	var (
+		lists  []lkey
+		tables []tkey
+	)
+	switch {
+	case scope.Name != "":
+		tables = []tkey{{scope.Database, scope.Schema, scope.Name}}
+	case scope.Schema != "":
+		lists = []lkey{{scope.Database, scope.Schema}}
+	default:
+		ls, ts, err := c.keys()
+		if err != nil {
+			return 0, err
+		}
+		for _, l := range ls {
+			if scope.Database == "" || l.db == scope.Database {
+				lists = append(lists, l)
+			}
+		}
+		for _, t := range ts {
+			if scope.Database == "" || t.db == scope.Database {
+				tables = append(tables, t)
+			}
+		}
+	}
+	n := 0
+	var errs []error
+	covered := map[lkey]bool{}
+	for _, l := range lists {
+		if _, err := c.fetchList(ctx, l); err != nil {
+			errs = append(errs, fmt.Errorf("refresh %s.%s: %w", l.db, l.schema, err))
+			continue
+		}
+		n++
+		covered[l] = true
+	}
+	for _, t := range tables {
+		if covered[lkey{t.db, t.schema}] || covered[lkey{t.db, ""}] {
+			continue
+		}
+		if _, err := c.fetchTable(ctx, t); err != nil {
+			errs = append(errs, fmt.Errorf("refresh %s: %w", t, err))
+			continue
+		}
+		n++
+	}
+	c.refreshes.Add(uint64(n))
+	return n, errors.Join(errs...)
+}
+
+// keys lists every cached listing and table, in memory and on disk.
+func (c *Cache) keys() ([]lkey, []tkey, error) {
+	ls, ts := map[lkey]bool{}, map[tkey]bool{}
+	c.mu.Lock()
+	for k := range c.lists {
+		ls[k] = true
+	}
+	for k := range c.tables {
+		ts[k] = true
+	}
+	c.mu.Unlock()
+	if c.store != nil {
+		c.store.scan(func(s storedKey) {
+			if s.list != nil {
+				ls[*s.list] = true
+			} else {
+				ts[*s.table] = true
+			}
+		})
+	}
+	lout := make([]lkey, 0, len(ls))
+	for k := range ls {
+		lout = append(lout, k)
+	}
+	tout := make([]tkey, 0, len(ts))
+	for k := range ts {
+		tout = append(tout, k)
+	}
+	slices.SortFunc(lout, func(a, b lkey) int { return strings.Compare(a.db+"\x00"+a.schema, b.db+"\x00"+b.schema) })
+	slices.SortFunc(tout, func(a, b tkey) int { return strings.Compare(a.String(), b.String()) })
+	return lout, tout, nil
+}
+
+// Dataset names a BigQuery dataset.
+type Dataset struct {
+	Database, Schema string
+}
+
+// Prefetch makes sure the listings of datasets (and so the metadata of
+// their tables) are cached and fresh, fetching up to Options.Workers at a
+// time. It is meant to run in the background when a project opens, for the
+// datasets its graph references.
+func (c *Cache) Prefetch(ctx context.Context, datasets []Dataset) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	sem := make(chan struct{}, c.opts.Workers)
+	seen := map[lkey]bool{}
+	for _, d := range datasets {
+		k := lkey{c.normDB(d.Database), d.Schema}
+		if k.db == "" || k.schema == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		if resp, e, err := c.lookupList(k); err == nil && resp != nil && c.opts.Now().Sub(e.fetched) <= c.opts.TTL {
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if _, err := c.fetchList(ctx, k); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("prefetch %s.%s: %w", k.db, k.schema, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// --- Execute --------------------------------------------------------------
+
+// Execute answers read-only queries and dry runs from the query cache when
+// it can; every other statement goes straight to the wrapped adapter.
+func (c *Cache) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, error) {
+	if !req.GetBigQueryOptions().GetDryRun() && !sqlclass.IsReadOnlyQuery(req.GetStatement()) {
+		return c.inner.Execute(ctx, req)
+	}
+	key, err := queryKey(req)
+	if err != nil {
+		return c.inner.Execute(ctx, req)
+	}
+	now := c.opts.Now()
+	if resp, ok := c.queries.get(key, now); ok {
+		c.hits.Add(1)
+		adapters.MarkCached(ctx)
+		return proto.Clone(resp).(*dataformpb.ExecuteResponse), nil
+	}
+	c.misses.Add(1)
+	v, err := c.do(ctx, "q\x00"+key, func(fctx context.Context) (any, error) {
+		c.fetches.Add(1)
+		ep := c.epoch.Load()
+		resp, err := c.inner.Execute(fctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp == nil {
+			resp = &dataformpb.ExecuteResponse{}
+		}
+		c.wmu.Lock()
+		if c.epoch.Load() == ep {
+			c.queries.put(key, resp, c.opts.Now().Add(c.opts.QueryTTL))
+		}
+		c.wmu.Unlock()
+		return resp, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return proto.Clone(v.(*dataformpb.ExecuteResponse)).(*dataformpb.ExecuteResponse), nil
+}
+
+// queryKey identifies a request by everything in it: two requests that
+// differ in any parameter, limit or option are different queries.
+func queryKey(req *dataformpb.ExecuteRequest) (string, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(req)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return string(sum[:]), nil
+}
+
+// --- fetch machinery ------------------------------------------------------
+
+// flight is one fetch that every concurrent caller of its key waits for.
+type flight struct {
+	done chan struct{}
+	val  any
+	err  error
+}
+
+// do runs fn once for all concurrent callers of key, in a goroutine the
+// Cache owns. fn gets a context that keeps ctx's values (so the first
+// caller's call record hears the backend's notes) but not its cancellation:
+// a caller that gives up does not fail the others. Close cancels it, and
+// Options.FetchTimeout bounds it.
+func (c *Cache) do(ctx context.Context, key string, fn func(context.Context) (any, error)) (any, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, errClosed
+	}
+	f, ok := c.flights[key]
+	if !ok {
+		f = &flight{done: make(chan struct{})}
+		c.flights[key] = f
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.FetchTimeout)
+			stop := context.AfterFunc(c.ctx, cancel)
+			defer func() {
+				stop()
+				cancel()
+			}()
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						f.err = adapters.Errorf(adapters.Internal, "adapter panicked: %v", p)
+					}
+				}()
+				f.val, f.err = fn(fctx)
+			}()
+			c.mu.Lock()
+			delete(c.flights, key)
+			c.mu.Unlock()
+			close(f.done)
+		}()
+	}
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.val, f.err
+	case <-ctx.Done():
+		return nil, adapters.AsError(ctx.Err())
+	}
+}
+
+// later runs a background refresh for key unless one is running, at most
+// Options.Workers at a time. Failures are logged (and remembered on the
+// entry by the fetch itself).
+func (c *Cache) later(key string, refresh func(context.Context) error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	if _, busy := c.flights[key]; busy || c.pending[key] {
+		c.mu.Unlock()
+		return
+	}
+	c.pending[key] = true
+	c.wg.Add(1)
+	c.mu.Unlock()
+	go func() {
+		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			delete(c.pending, key)
+			c.mu.Unlock()
+		}()
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.ctx.Done():
+			return
+		}
+		defer func() { <-c.sem }()
+		if err := refresh(c.ctx); err != nil && c.ctx.Err() == nil {
+			c.opts.Log("metadata cache: background refresh failed: %v", err)
+		} else {
+			c.refreshes.Add(1)
+		}
+	}()
+}
+
+// staleOK reports whether err means "BigQuery could not answer now", when an
+// old value is better than none.
+func staleOK(err error) bool {
+	switch adapters.CodeOf(err) {
+	case adapters.Unavailable, adapters.DeadlineExceeded, adapters.ResourceExhausted:
+		return true
+	}
+	return false
+}
+
+func age(now, then time.Time) time.Duration {
+	return now.Sub(then).Round(time.Second)
+}
+
+// unreachable is the backend of an offline cache.
+type unreachable struct{ adapters.UnimplementedAdapter }
+
+func (unreachable) err() error {
+	return adapters.Errorf(adapters.Unavailable, "offline: no BigQuery connection; only cached metadata is available")
+}
+
+func (u unreachable) Execute(context.Context, *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, error) {
+	return nil, u.err()
+}
+
+func (u unreachable) ListTables(context.Context, *dataformpb.ListTablesRequest) (*dataformpb.ListTablesResponse, error) {
+	return nil, u.err()
+}
+
+func (u unreachable) GetTable(context.Context, *dataformpb.GetTableRequest) (*dataformpb.TableMetadata, error) {
+	return nil, u.err()
+}
+
+func (u unreachable) DeleteTable(context.Context, *dataformpb.DeleteTableRequest) error {
+	return u.err()
+}
+
+// DefaultPath is where dfd keeps the metadata cache of one BigQuery
+// backend: <user cache dir>/dfd/metadata/<id>.db, with id made of the
+// parts given (e.g. the endpoint and the project), so an emulator's metadata
+// and production's never mix.
+func DefaultPath(parts ...string) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("metadata cache: %w", err)
+	}
+	id := unsafeName.ReplaceAllString(strings.Join(parts, "-"), "_")
+	id = strings.Trim(id, "_-.")
+	if id == "" {
+		id = "default"
+	}
+	if len(id) > 100 {
+		sum := sha256.Sum256([]byte(id))
+		id = fmt.Sprintf("%s-%x", id[:80], sum[:6])
+	}
+	return filepath.Join(dir, "dfd", "metadata", id+".db"), nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

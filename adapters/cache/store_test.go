@@ -1,0 +1,297 @@
+package cache
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+func TestPersistenceAcrossRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "m.db")
+	b := newBackend(4)
+	c := Open(b, Options{Path: path})
+	ctx := context.Background()
+	if _, err := c.ListTables(ctx, &dataformpb.ListTablesRequest{Database: "p", Schema: "ds"}); err != nil {
+		t.Fatal(err)
+	}
+	get(t, c, "missing")
+	if w := c.Warnings(); len(w) != 0 {
+		t.Fatalf("warnings: %q", w)
+	}
+	c.Close()
+
+	b2 := newBackend(4)
+	c2 := openTest(t, b2, Options{Path: path})
+	rec := adapters.NewRecorder(c2)
+	resp, err := rec.ListTables(ctx, &dataformpb.ListTablesRequest{Database: "p", Schema: "ds"})
+	if err != nil || len(resp.GetTables()) != 4 || !rec.Calls()[0].Cached {
+		t.Fatalf("warm list: %d tables, %v, %+v", len(resp.GetTables()), err, rec.Calls())
+	}
+	if call, m, err := get(t, c2, "t03"); err != nil || !call.Cached || len(m.GetFields()) != 2 || m.GetFields()[1].GetFlags()[0] != dataformpb.Field_REPEATED {
+		t.Errorf("warm get: %v %v %+v", m, err, call)
+	}
+	if call, _, err := get(t, c2, "missing"); adapters.CodeOf(err) != adapters.NotFound || !call.Cached {
+		t.Errorf("warm missing: %v %+v", err, call)
+	}
+	if b2.gets.Load()+b2.lists.Load() != 0 {
+		t.Errorf("a warm start asked the backend: gets=%d lists=%d", b2.gets.Load(), b2.lists.Load())
+	}
+	s := c2.Stats()
+	if s.Path != path || s.Tables != 5 || s.Missing != 1 || s.Lists != 1 || s.FileBytes == 0 || s.Oldest.IsZero() {
+		t.Errorf("stats = %+v", s)
+	}
+
+	// Invalidate and Clear reach the disk too.
+	c2.Invalidate(target("t00"))
+	c2.Close()
+	c3 := Open(nil, Options{Path: path})
+	if _, _, err := get(t, c3, "t00"); adapters.CodeOf(err) != adapters.Unavailable {
+		t.Errorf("invalidated entry survived a restart: %v", err)
+	}
+	if err := c3.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if s := c3.Stats(); s.Tables+s.Lists != 0 {
+		t.Errorf("after clear: %+v", s)
+	}
+	c3.Close()
+}
+
+// corrupt damages a store file in several ways; each must give an empty,
+// working cache, a warning, and the bad file kept aside.
+func TestCorruptStore(t *testing.T) {
+	damages := []struct {
+		name   string
+		damage func(t *testing.T, path string)
+	}{
+		{"not a bbolt file", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte("this is not a database\n"), 0o600)
+		}},
+		{"truncated", func(t *testing.T, path string) {
+			fi, _ := os.Stat(path)
+			os.Truncate(path, fi.Size()/3)
+		}},
+		{"both meta pages garbled", func(t *testing.T, path string) {
+			overwrite(t, path, 16, 4096*2-32)
+		}},
+		{"leaf pages garbled", func(t *testing.T, path string) {
+			// Every page but the meta, root and freelist pages: only reading
+			// the records finds the damage.
+			f, _ := os.Open(path)
+			keep := map[uint64]bool{0: true, 1: true}
+			for _, off := range []int64{16, 4096 + 16} {
+				if m, ok := readMeta(f, off); ok {
+					keep[m.root], keep[m.freelist] = true, true
+				}
+			}
+			fi, _ := f.Stat()
+			f.Close()
+			for p := uint64(2); int64(p)*4096 < fi.Size(); p++ {
+				if !keep[p] {
+					overwrite(t, path, int(p)*4096, 4096)
+				}
+			}
+		}},
+		{"data pages garbled", func(t *testing.T, path string) {
+			fi, _ := os.Stat(path)
+			overwrite(t, path, 4096*2, int(fi.Size())-4096*2)
+		}},
+	}
+	for _, d := range damages {
+		t.Run(d.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "m.db")
+			c := Open(newBackend(30), Options{Path: path})
+			c.ListTables(context.Background(), &dataformpb.ListTablesRequest{Database: "p", Schema: "ds"})
+			c.Close()
+			d.damage(t, path)
+
+			var logged []string
+			b := newBackend(30)
+			c = openTest(t, b, Options{Path: path, Log: func(f string, a ...any) { logged = append(logged, fmt.Sprintf(f, a...)) }})
+			w := c.Warnings()
+			if len(w) != 1 || !strings.Contains(w[0], "moved it to") || len(logged) != 1 {
+				t.Fatalf("warnings = %q, logged = %q", w, logged)
+			}
+			t.Logf("warning: %s", w[0])
+			if c.Path() != path {
+				t.Errorf("store not rebuilt: path = %q", c.Path())
+			}
+			aside, _ := filepath.Glob(path + ".corrupt-*")
+			if len(aside) != 1 {
+				t.Errorf("bad file not kept aside: %v", aside)
+			}
+			// Empty, working, and persistent again.
+			if call, _, err := get(t, c, "t05"); err != nil || call.Cached {
+				t.Errorf("get: %v cached=%v", err, call.Cached)
+			}
+			c.Close()
+			c2 := openTest(t, nil, Options{Path: path})
+			if call, _, err := get(t, c2, "t05"); err != nil || !call.Cached || len(c2.Warnings()) != 0 {
+				t.Errorf("rebuilt store: %v %+v %q", err, call, c2.Warnings())
+			}
+		})
+	}
+}
+
+func overwrite(t *testing.T, path string, off, n int) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	junk := make([]byte, n)
+	for i := range junk {
+		junk[i] = byte(i*7 + 13)
+	}
+	if _, err := f.WriteAt(junk, int64(off)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A zero-length file (killed while bbolt created it) is simply a new store.
+func TestEmptyStoreFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	os.WriteFile(path, nil, 0o600)
+	c := openTest(t, newBackend(1), Options{Path: path})
+	if c.Path() != path || len(c.Warnings()) != 0 {
+		t.Errorf("path %q, warnings %q", c.Path(), c.Warnings())
+	}
+	if _, _, err := get(t, c, "t00"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestStoreLockedByAnotherProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	first := openTest(t, newBackend(1), Options{Path: path})
+	_ = first
+	start := time.Now()
+	second := openTest(t, newBackend(1), Options{Path: path})
+	if second.Path() != "" || len(second.Warnings()) != 1 || !strings.Contains(second.Warnings()[0], "in use by another dfd process") {
+		t.Errorf("path %q, warnings %q", second.Path(), second.Warnings())
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("waited %v for the lock", d)
+	}
+	if _, _, err := get(t, second, "t00"); err != nil {
+		t.Errorf("memory-only cache: %v", err)
+	}
+	if _, err := os.Stat(path + ".corrupt-*"); err == nil {
+		t.Error("a locked file was moved aside")
+	}
+}
+
+func TestUnwritableDirectory(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	os.WriteFile(blocker, nil, 0o600)
+	c := openTest(t, newBackend(1), Options{Path: filepath.Join(blocker, "m.db")})
+	if c.Path() != "" || len(c.Warnings()) != 1 {
+		t.Errorf("path %q warnings %q", c.Path(), c.Warnings())
+	}
+	if _, _, err := get(t, c, "t00"); err != nil {
+		t.Error(err)
+	}
+}
+
+// crashChildEnv makes the test binary a child that writes to a store in a
+// loop until it is killed (see TestKillMidWrite).
+const crashChildEnv = "DFD_CACHE_CRASH_CHILD"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(crashChildEnv); path != "" {
+		crashChild(path)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// crashChild fills a store with listings of growing datasets, forever.
+func crashChild(path string) {
+	b := newBackend(0)
+	c := Open(b, Options{Path: path})
+	if w := c.Warnings(); len(w) > 0 {
+		fmt.Println("warning:", w)
+		os.Exit(3)
+	}
+	ctx := context.Background()
+	for i := 0; ; i++ {
+		ds := fmt.Sprintf("ds%d", i%7)
+		for j := range 20 {
+			b.add("p", ds, fmt.Sprintf("t%d_%d", i, j), strings.Repeat("d", i%500))
+		}
+		if _, err := c.Refresh(ctx, Scope{Database: "p", Schema: ds}); err != nil {
+			fmt.Println("error:", err)
+			os.Exit(4)
+		}
+		if i%13 == 0 {
+			c.Invalidate(&dataformpb.Target{Database: "p", Schema: ds, Name: fmt.Sprintf("t%d_0", i)})
+		}
+		if i == 5 {
+			fmt.Println("writing")
+		}
+	}
+}
+
+// TestKillMidWrite SIGKILLs a process while it writes to the store, several
+// times at different moments; every time the store must open cleanly (no
+// "moved aside") and serve what it holds.
+func TestKillMidWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	for round := range 5 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		if strings.TrimSpace(line) != "writing" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("round %d: child said %q", round, line)
+		}
+		time.Sleep(time.Duration(10+round*37) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+
+		c := Open(nil, Options{Path: path})
+		if w := c.Warnings(); len(w) != 0 {
+			t.Fatalf("round %d: store damaged by a kill: %q", round, w)
+		}
+		s := c.Stats()
+		if s.Lists == 0 || s.Tables == 0 {
+			t.Fatalf("round %d: store empty after kill: %+v", round, s)
+		}
+		// Every listing is servable, and every table readable.
+		lists, tables, _ := c.keys()
+		for _, l := range lists {
+			if _, err := c.ListTables(context.Background(), &dataformpb.ListTablesRequest{Database: l.db, Schema: l.schema}); err != nil {
+				t.Fatalf("round %d: list %v: %v", round, l, err)
+			}
+		}
+		for _, k := range tables {
+			if _, err := c.GetTable(context.Background(), &dataformpb.GetTableRequest{Target: k.target()}); err != nil {
+				t.Fatalf("round %d: get %v: %v", round, k, err)
+			}
+		}
+		t.Logf("round %d: %d tables, %d lists, %d bytes", round, s.Tables, s.Lists, s.FileBytes)
+		c.Close()
+	}
+}
