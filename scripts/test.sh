@@ -29,6 +29,11 @@ for spec in @dataform/cli@3.0.69 @dataform/core@3.0.62 @dataform/core@3.0.59 @da
   bash tools/npm/ensure.sh "$spec" >/dev/null
 done
 
+# The BigQuery emulator the adapter tests talk to: built once (minutes) into
+# the cache, keyed by version.
+DFD_BQ_EMULATOR=$(bash tools/bqemulator/build.sh)
+export DFD_BQ_EMULATOR
+
 log "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' | grep -v '\.pb\.go$'))
 if [ -n "$unformatted" ]; then
