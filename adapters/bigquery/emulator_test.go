@@ -265,9 +265,9 @@ func TestEmulatorExecute(t *testing.T) {
 		}
 	})
 
-	t.Run("fetch_results=false returns no rows", func(t *testing.T) {
+	t.Run("fetch_results unset still returns rows, as the CLI", func(t *testing.T) {
 		resp, err := a.Execute(ctx, &dataformpb.ExecuteRequest{Statement: "SELECT 1 AS one"})
-		if err != nil || len(resp.GetRows()) != 0 || len(resp.GetSchemaFields()) != 1 || resp.GetExecutionMetadata().GetBigquery().GetJobId() == "" {
+		if err != nil || len(resp.GetRows()) != 1 || len(resp.GetSchemaFields()) != 1 || resp.GetExecutionMetadata().GetBigquery().GetJobId() == "" {
 			t.Errorf("%v %v", resp, err)
 		}
 	})

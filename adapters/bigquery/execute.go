@@ -113,9 +113,8 @@ func (a *Adapter) results(ctx context.Context, req *dataformpb.ExecuteRequest, r
 	if limit <= 0 || limit > a.opts.MaxRows {
 		limit = a.opts.MaxRows
 	}
-	if !req.GetFetchResults() {
-		limit = 0
-	}
+	// fetch_results is ignored, as the Dataform CLI ignores it: JiT code
+	// that leaves it unset gets rows under `dataform run`.
 	out := &dataformpb.ExecuteResponse{}
 	var (
 		rows  int64

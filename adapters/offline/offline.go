@@ -57,10 +57,10 @@
 //     INVALID_ARGUMENT error, never "every project".
 //   - Execute: the query whose statement equals the request's after
 //     whitespace normalisation (see [NormalizeStatement]); query parameters
-//     are not part of the match. row_limit caps the rows, fetch_results=false
-//     and dry runs return no rows (schema and metadata only). (The Dataform
-//     CLI ignores fetch_results and always returns rows; dfd follows the
-//     field's documented meaning.) A statement not
+//     are not part of the match. row_limit caps the rows; dry runs return no
+//     rows (schema and metadata only). fetch_results is ignored, as the
+//     Dataform CLI ignores it: JiT code that leaves it unset gets rows under
+//     `dataform run`, so it must get them in a preview too. A statement not
 //     in the snapshot is a FAILED_PRECONDITION error
 //     ("statement not in snapshot <file>: <first 80 characters>"), except in
 //     a dry run, which answers an empty response: the snapshot cannot
@@ -201,7 +201,7 @@ func (a *Adapter) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (
 		Errors:            stored.GetErrors(),
 		SchemaFields:      stored.GetSchemaFields(),
 	}
-	if req.GetFetchResults() && !dryRun {
+	if !dryRun {
 		rows := stored.GetRows()
 		if n := req.GetRowLimit(); n > 0 && int64(len(rows)) > n {
 			rows = rows[:n]

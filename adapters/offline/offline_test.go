@@ -189,7 +189,7 @@ func TestExecute(t *testing.T) {
 		{"exact", &dataformpb.ExecuteRequest{Statement: avg, FetchResults: true}, 1, 1, "", ""},
 		{"whitespace differs", &dataformpb.ExecuteRequest{
 			Statement: "\n  SELECT AVG(clicks)   AS avg_clicks\n\tFROM `acme-clickstream.clicks.daily_clicks`\n", FetchResults: true}, 1, 1, "", ""},
-		{"no fetch", &dataformpb.ExecuteRequest{Statement: top}, 0, 2, "", ""},
+		{"fetchResults unset still returns rows, as the CLI", &dataformpb.ExecuteRequest{Statement: top}, 3, 2, "", ""},
 		{"all rows", &dataformpb.ExecuteRequest{Statement: top, FetchResults: true}, 3, 2, "", ""},
 		{"row limit", &dataformpb.ExecuteRequest{Statement: top, FetchResults: true, RowLimit: 2}, 2, 2, "", ""},
 		{"row limit above count", &dataformpb.ExecuteRequest{Statement: top, FetchResults: true, RowLimit: 10}, 3, 2, "", ""},
