@@ -1,0 +1,375 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/policy"
+	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/lsp"
+	"github.com/dfdtools/dfd/project"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+// Default deadlines. A compile in the editor gets the CLI's minute (a big
+// project on a slow machine needs it); a JiT preview much less, since its
+// database calls are answered from a snapshot.
+const (
+	DefaultCompileTimeout = compile.DefaultTimeout
+	DefaultJitTimeout     = 20 * time.Second
+)
+
+// BackendOptions configure a Backend.
+type BackendOptions struct {
+	Log *slog.Logger
+	// NewRunner makes each project's Runner (default NewInProcess). The
+	// jit package's worker pool plugs in here.
+	NewRunner RunnerFactory
+	// Resolver finds and installs cores (default: dfd's cache).
+	Resolver *project.CoreResolver
+	// CompileTimeout and JitTimeout bound one compile and one JiT run.
+	CompileTimeout, JitTimeout time.Duration
+}
+
+// Backend implements lsp.Backend on dfd's compiler.
+type Backend struct {
+	log      *slog.Logger
+	opts     BackendOptions
+	resolver *project.CoreResolver
+	meta     metadata
+
+	mu       sync.Mutex // guards projects and settings
+	projects map[string]*openProject
+	settings lsp.Settings
+}
+
+// openProject is a project ready to compile.
+type openProject struct {
+	p      *project.Project
+	core   *project.Core
+	runner Runner
+}
+
+// NewBackend makes a Backend.
+func NewBackend(opts BackendOptions) *Backend {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.NewRunner == nil {
+		opts.NewRunner = NewInProcess
+	}
+	if opts.CompileTimeout <= 0 {
+		opts.CompileTimeout = DefaultCompileTimeout
+	}
+	if opts.JitTimeout <= 0 {
+		opts.JitTimeout = DefaultJitTimeout
+	}
+	r := opts.Resolver
+	if r == nil {
+		r = &project.CoreResolver{}
+	}
+	return &Backend{log: opts.Log, opts: opts, resolver: r, projects: map[string]*openProject{}}
+}
+
+// Close closes every project's runner.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	ps := b.projects
+	b.projects = map[string]*openProject{}
+	b.mu.Unlock()
+	var errs []error
+	for _, op := range ps {
+		errs = append(errs, op.runner.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// OpenProject implements lsp.Backend.
+func (b *Backend) OpenProject(ctx context.Context, root string, progress func(string)) (lsp.ProjectInfo, error) {
+	p, err := project.Open(root)
+	if err != nil {
+		return lsp.ProjectInfo{}, err
+	}
+	// A resolver per call, so that its progress goes to this project.
+	r := *b.resolver
+	r.Log = func(format string, args ...any) {
+		if progress != nil {
+			progress(fmt.Sprintf(format, args...))
+		}
+	}
+	core, err := r.Resolve(ctx, p)
+	if err != nil {
+		return lsp.ProjectInfo{}, err
+	}
+	runner, err := b.opts.NewRunner(ctx, p, core, b.log.With("project", p.Root))
+	if err != nil {
+		return lsp.ProjectInfo{}, fmt.Errorf("starting @dataform/core %s for %s: %w", core.Version, p.Root, err)
+	}
+	b.mu.Lock()
+	old := b.projects[root]
+	b.projects[root] = &openProject{p: p, core: core, runner: runner}
+	b.mu.Unlock()
+	if old != nil {
+		_ = old.runner.Close()
+	}
+	return lsp.ProjectInfo{CoreVersion: core.Version, CoreInstalled: core.Installed}, nil
+}
+
+// CloseProject implements lsp.Backend.
+func (b *Backend) CloseProject(root string) {
+	b.mu.Lock()
+	op := b.projects[root]
+	delete(b.projects, root)
+	b.mu.Unlock()
+	if op != nil {
+		_ = op.runner.Close()
+	}
+}
+
+func (b *Backend) project(root string) (*openProject, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	op := b.projects[root]
+	if op == nil {
+		return nil, fmt.Errorf("project %s is not open", root)
+	}
+	return op, nil
+}
+
+// Configure implements lsp.Backend.
+func (b *Backend) Configure(s lsp.Settings) error {
+	b.mu.Lock()
+	b.settings = s
+	b.mu.Unlock()
+	if p := s.MetadataSnapshot; p != "" && filepath.IsAbs(p) {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("dfd.metadata.snapshot: %w", err)
+		}
+	}
+	return nil
+}
+
+func (b *Backend) currentSettings() lsp.Settings {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.settings
+}
+
+// graphHandle is CompileResult.Graph: what a JiT preview needs of the
+// compile, opaque to the LSP side.
+type graphHandle struct {
+	graph    *dataformpb.CompiledGraph
+	wire     []byte
+	overlays map[string][]byte
+}
+
+// Compile implements lsp.Backend.
+func (b *Backend) Compile(ctx context.Context, req lsp.CompileRequest) (*lsp.CompileResult, error) {
+	op, err := b.project(req.Root)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := op.p.FilePaths()
+	if err != nil {
+		return nil, err
+	}
+	paths = withOverlayPaths(paths, req.Overlays)
+	start := time.Now()
+	res, err := op.runner.Compile(ctx, CompileJob{
+		Overlays:  req.Overlays,
+		FilePaths: paths,
+		Timeout:   b.opts.CompileTimeout,
+		Log: func(level, msg string) {
+			b.log.Debug("console."+level+": "+msg, "project", req.Root)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	read := func(rel string) ([]byte, bool) {
+		rel = path.Clean(rel)
+		if t, ok := req.Overlays[rel]; ok {
+			return t, true
+		}
+		if rel == "" || rel == "." || strings.HasPrefix(rel, "../") {
+			return nil, false
+		}
+		t, err := os.ReadFile(filepath.Join(req.Root, filepath.FromSlash(rel)))
+		return t, err == nil
+	}
+	return &lsp.CompileResult{
+		CoreVersion: op.core.Version,
+		Actions:     actionsOf(res.Graph),
+		Diagnostics: mapErrors(req.Root, op.p.SettingsFile, res.Errors(), read),
+		Graph:       &graphHandle{graph: res.Graph, wire: res.GraphWire, overlays: req.Overlays},
+		Elapsed:     time.Since(start),
+	}, nil
+}
+
+// withOverlayPaths adds to the CLI's file list the unsaved buffers that
+// do not exist on disk yet (a new file not saved), when the CLI's glob
+// would list them.
+func withOverlayPaths(paths []string, overlays map[string][]byte) []string {
+	if len(overlays) == 0 {
+		return paths
+	}
+	have := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		have[p] = true
+	}
+	added := false
+	for name := range overlays {
+		if !have[name] && cliGlobMatches(name) {
+			paths = append(paths, name)
+			added = true
+		}
+	}
+	if added {
+		sort.Strings(paths)
+	}
+	return paths
+}
+
+// cliGlobMatches is project.FilePaths' rule for one path: at least two
+// segments, no dot-names, not under a top-level node_modules, a "." in
+// the last segment.
+func cliGlobMatches(rel string) bool {
+	parts := strings.Split(rel, "/")
+	if len(parts) < 2 || parts[0] == "node_modules" {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.HasPrefix(p, ".") {
+			return false
+		}
+	}
+	return strings.Contains(parts[len(parts)-1], ".")
+}
+
+// JitPreview implements lsp.Backend: the action's JiT code runs under the
+// preview policy (read-only queries only, DeleteTable refused) against
+// the metadata snapshot, every database call recorded.
+func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitResult, error) {
+	op, err := b.project(req.Root)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := req.Graph.(*graphHandle)
+	if !ok || h == nil {
+		return nil, errors.New("no compiled graph to preview")
+	}
+	action, err := compile.FindAction(h.graph, req.Target.String())
+	if err != nil {
+		return nil, err
+	}
+	// Unlike `dataform run`, a preview sends stand-in execution data
+	// (execution id "dfd-preview", the action as the only run target):
+	// JiT code commonly reads jctx.executionData, and a preview should
+	// show what it produces in a run rather than a TypeError.
+	jreq, err := compile.JitRequest(h.graph, action, compile.JitOptions{
+		AllowDisabled: true,
+		ExecutionData: compile.PreviewExecutionData(action, time.Now()),
+	})
+	if err != nil {
+		return nil, err
+	}
+	enc, err := compile.EncodeJitRequest(jreq, h.wire)
+	if err != nil {
+		return nil, err
+	}
+
+	res := &lsp.JitResult{Calls: []lsp.AdapterCall{}}
+	var inner adapters.DbAdapter = noSnapshot{}
+	setting := b.currentSettings().MetadataSnapshot
+	if setting == "" {
+		res.Adapter = "none"
+		res.Warnings = append(res.Warnings, "No metadata snapshot is configured: every database call of the JiT code fails. "+
+			"Set dfd.metadata.snapshot (initializationOptions or workspace settings) to a snapshot file to preview against its tables.")
+	} else {
+		file := resolveSnapshotPath(setting, op.p.Root)
+		a, err := b.meta.adapter(file, op.p.Settings.DefaultProject)
+		if err != nil {
+			res.Adapter = "none"
+			res.Warnings = append(res.Warnings, "The metadata snapshot cannot be used, so every database call fails: "+err.Error())
+		} else {
+			inner = a
+			res.Adapter = "offline snapshot " + file
+		}
+	}
+	rec := adapters.NewRecorder(policy.Policy{Mode: policy.Preview}.Wrap(inner))
+	start := time.Now()
+	resp, err := op.runner.Jit(ctx, JitJob{
+		Request:  enc,
+		Overlays: h.overlays,
+		RPC: func(ctx context.Context, method string, req []byte) ([]byte, error) {
+			return adapters.Dispatch(ctx, rec, method, req)
+		},
+		Timeout: b.opts.JitTimeout,
+		Log: func(level, msg string) {
+			b.log.Debug("jit console."+level+": "+msg, "action", req.Target.String())
+		},
+	})
+	res.Elapsed = time.Since(start)
+	for _, c := range rec.Calls() {
+		res.Calls = append(res.Calls, lsp.AdapterCall{
+			Method: c.Method, Summary: c.Summary, DurationMs: float64(c.Duration.Microseconds()) / 1000,
+			Cached: c.Cached, DryRun: c.DryRun, Error: c.Error, Notes: c.Notes,
+		})
+	}
+	if err != nil {
+		return res, fmt.Errorf("JiT code of %s failed: %w", req.Target.String(), err)
+	}
+	out := &dataformpb.JitCompilationResponse{}
+	if err := proto.Unmarshal(resp, out); err != nil {
+		return res, fmt.Errorf("decoding the JiT response of %s: %w", req.Target.String(), err)
+	}
+	switch r := out.GetResponse().(type) {
+	case *dataformpb.JitCompilationResponse_Table:
+		res.SQL = lsp.SQL{Query: r.Table.GetQuery(), PreOps: r.Table.GetPreOps(), PostOps: r.Table.GetPostOps()}
+	case *dataformpb.JitCompilationResponse_IncrementalTable:
+		reg, inc := r.IncrementalTable.GetRegular(), r.IncrementalTable.GetIncremental()
+		res.SQL = lsp.SQL{Query: reg.GetQuery(), PreOps: reg.GetPreOps(), PostOps: reg.GetPostOps(),
+			IncrementalQuery: inc.GetQuery(), IncrementalPreOps: inc.GetPreOps(), IncrementalPostOps: inc.GetPostOps()}
+	case *dataformpb.JitCompilationResponse_Operation:
+		res.SQL = lsp.SQL{Queries: r.Operation.GetQueries()}
+	case *dataformpb.JitCompilationResponse_Assertion:
+		res.SQL = lsp.SQL{Query: r.Assertion.GetQuery()}
+	default:
+		return res, fmt.Errorf("the JiT response of %s is empty", req.Target.String())
+	}
+	return res, nil
+}
+
+// TableMetadata implements lsp.Backend.
+func (b *Backend) TableMetadata(ctx context.Context, root string, t lsp.Target) (*lsp.TableInfo, bool) {
+	setting := b.currentSettings().MetadataSnapshot
+	if setting == "" {
+		return nil, false
+	}
+	op, err := b.project(root)
+	if err != nil {
+		return nil, false
+	}
+	file := resolveSnapshotPath(setting, root)
+	a, err := b.meta.adapter(file, op.p.Settings.DefaultProject)
+	if err != nil {
+		return nil, false
+	}
+	tm, err := a.GetTable(ctx, &dataformpb.GetTableRequest{Target: &dataformpb.Target{Database: t.Database, Schema: t.Schema, Name: t.Name}})
+	if err != nil || tm == nil {
+		return nil, false
+	}
+	return tableInfo(tm, "snapshot "+filepath.Base(file)), true
+}

@@ -1,0 +1,113 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/offline"
+	"github.com/dfdtools/dfd/lsp"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+// metadata caches offline snapshot adapters by file and default project,
+// reloading a file when it changes on disk.
+type metadata struct {
+	mu    sync.Mutex // guards cache
+	cache map[metaKey]*metaEntry
+}
+
+type metaKey struct{ path, defaultDB string }
+
+type metaEntry struct {
+	modTime time.Time
+	size    int64
+	a       *offline.Adapter
+	err     error
+}
+
+// resolveSnapshotPath makes a configured snapshot path absolute: relative
+// paths are relative to the project root (settings are often shared in
+// the repository).
+func resolveSnapshotPath(setting, root string) string {
+	if setting == "" || filepath.IsAbs(setting) {
+		return setting
+	}
+	return filepath.Join(root, setting)
+}
+
+func (m *metadata) adapter(path, defaultDB string) (*offline.Adapter, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("metadata snapshot %s: %w", path, err)
+	}
+	k := metaKey{path, defaultDB}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cache == nil {
+		m.cache = map[metaKey]*metaEntry{}
+	}
+	if e, ok := m.cache[k]; ok && e.modTime.Equal(fi.ModTime()) && e.size == fi.Size() {
+		return e.a, e.err
+	}
+	a, err := offline.Load(path, offline.Options{DefaultDatabase: defaultDB})
+	m.cache[k] = &metaEntry{modTime: fi.ModTime(), size: fi.Size(), a: a, err: err}
+	return a, err
+}
+
+// noSnapshot answers every JiT database call when no metadata snapshot is
+// configured, saying how to configure one.
+type noSnapshot struct{ adapters.UnimplementedAdapter }
+
+const noSnapshotMsg = "no metadata snapshot is configured for previews; set dfd.metadata.snapshot to a snapshot file (see go doc ./adapters/offline)"
+
+func (noSnapshot) Execute(context.Context, *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, error) {
+	return nil, adapters.Errorf(adapters.FailedPrecondition, noSnapshotMsg)
+}
+
+func (noSnapshot) ListTables(context.Context, *dataformpb.ListTablesRequest) (*dataformpb.ListTablesResponse, error) {
+	return nil, adapters.Errorf(adapters.FailedPrecondition, noSnapshotMsg)
+}
+
+func (noSnapshot) GetTable(context.Context, *dataformpb.GetTableRequest) (*dataformpb.TableMetadata, error) {
+	return nil, adapters.Errorf(adapters.FailedPrecondition, noSnapshotMsg)
+}
+
+// tableInfo converts table metadata for a hover.
+func tableInfo(t *dataformpb.TableMetadata, source string) *lsp.TableInfo {
+	info := &lsp.TableInfo{
+		Target:      target(t.GetTarget()),
+		Description: t.GetDescription(),
+		Labels:      t.GetLabels(),
+		Source:      source,
+	}
+	if t.GetType() != dataformpb.TableMetadata_UNKNOWN {
+		info.Type = t.GetType().String()
+	}
+	var walk func(prefix string, fs []*dataformpb.Field)
+	walk = func(prefix string, fs []*dataformpb.Field) {
+		for _, f := range fs {
+			c := lsp.Column{Name: prefix + f.GetName(), Description: f.GetDescription()}
+			if f.GetStruct() != nil {
+				c.Type = "STRUCT"
+			} else {
+				c.Type = f.GetPrimitive().String()
+			}
+			for _, fl := range f.GetFlags() {
+				if fl == dataformpb.Field_REPEATED {
+					c.Mode = "REPEATED"
+				}
+			}
+			info.Columns = append(info.Columns, c)
+			if st := f.GetStruct(); st != nil {
+				walk(c.Name+".", st.GetFields())
+			}
+		}
+	}
+	walk("", t.GetFields())
+	return info
+}

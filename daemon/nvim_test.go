@@ -1,0 +1,51 @@
+package daemon_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dfdtools/dfd/internal/testenv"
+)
+
+// TestNeovim drives `dfd serve` from a real LSP client: headless Neovim
+// (installed by testdata/lsp/nvim/ensure-nvim.sh when missing) runs
+// testdata/lsp/nvim/test.lua, which checks diagnostics, definition, hover,
+// completion and dfd/preview of a JiT action and reports
+// "N passed, N failed".
+func TestNeovim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no editor")
+	}
+	script := filepath.Join(testenv.RepoRoot(), "testdata", "lsp", "nvim")
+	out, err := exec.Command("bash", filepath.Join(script, "ensure-nvim.sh")).Output()
+	if err != nil {
+		t.Fatalf("installing neovim: %v", err)
+	}
+	nvim := strings.TrimSpace(string(out))
+	root := jitWorkspace(t)
+	if err := os.WriteFile(filepath.Join(root, "definitions", "broken.sqlx"), []byte("config { type: \"view\" }\nSELECT * FROM ${ref(\"no_such_table\")}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	result := filepath.Join(t.TempDir(), "result.txt")
+	cmd := exec.Command(nvim, "--headless", "--clean", "-c", "luafile "+filepath.Join(script, "test.lua"))
+	cmd.Env = append(os.Environ(), "DFD_BIN="+dfdBin(t), "DFD_PROJECT="+root, "DFD_SNAPSHOT="+snapshotPath(), "DFD_RESULT="+result,
+		"XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Dir = t.TempDir()
+	combined, err := cmd.CombinedOutput()
+	report, rerr := os.ReadFile(result)
+	if rerr != nil {
+		t.Fatalf("neovim wrote no report (err %v):\n%s", err, combined)
+	}
+	t.Logf("neovim report:\n%s", report)
+	m := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`).FindStringSubmatch(string(report))
+	if m == nil {
+		t.Fatalf("no summary line in the report")
+	}
+	if m[2] != "0" || m[1] == "0" {
+		t.Errorf("neovim: %s passed, %s failed", m[1], m[2])
+	}
+}

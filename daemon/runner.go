@@ -1,0 +1,214 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/project"
+)
+
+// Runner executes @dataform/core for one project with one core version:
+// compiles and JiT requests. This is the seam for the jit package's warm
+// worker pool: today InProcess runs everything on goja in the daemon's
+// own process; a pool-backed Runner runs the same jobs in `dfd worker`
+// processes. Everything a job needs travels in the job (unsaved buffers
+// included), so an implementation never reads the daemon's state.
+//
+// Implementations must be safe for concurrent use (a JiT preview may run
+// beside a compile) and must honour ctx: the daemon cancels superseded
+// compiles.
+type Runner interface {
+	// Compile compiles the project as the CLI would, reading Overlays
+	// instead of the files on disk where given.
+	Compile(ctx context.Context, job CompileJob) (*compile.Result, error)
+	// Jit runs an encoded dataform.JitCompilationRequest and returns the
+	// encoded dataform.JitCompilationResponse. JiT code's database calls
+	// go to job.RPC.
+	Jit(ctx context.Context, job JitJob) ([]byte, error)
+	// Close releases the runner (and, for a pool, its workers).
+	Close() error
+}
+
+// CompileJob is one compilation.
+type CompileJob struct {
+	// Overlays are unsaved buffers by root-relative slash path.
+	Overlays map[string][]byte
+	// FilePaths is the file list handed to core (nil: list the project).
+	FilePaths []string
+	Timeout   time.Duration
+	// Log receives console output of the project's JavaScript.
+	Log func(level, msg string)
+}
+
+// JitJob is one JiT compilation.
+type JitJob struct {
+	Request  []byte
+	Overlays map[string][]byte // files JiT code may require
+	RPC      engine.RPC
+	Timeout  time.Duration
+	Log      func(level, msg string)
+}
+
+// RunnerFactory makes the Runner of an opened project. The default is
+// NewInProcess; the jit package's pool plugs in here.
+type RunnerFactory func(ctx context.Context, p *project.Project, core *project.Core, log *slog.Logger) (Runner, error)
+
+// InProcess is a Runner on the engine in this process. It keeps one
+// runtime prepared ahead of time (loading core into a fresh goja runtime
+// is most of a small project's compile time) and prepares the next one in
+// the background as soon as one is taken. A runtime serves one request and
+// is dropped: JavaScript globals must not leak between compiles.
+type InProcess struct {
+	p      *project.Project
+	bundle *engine.Bundle
+	log    *slog.Logger
+
+	mu     sync.Mutex // guards spare, closed
+	spare  *prepared
+	closed bool
+	wg     sync.WaitGroup // the preparing goroutine
+}
+
+// prepared is a runtime ready for one request, with the log sink its
+// console output goes to (set per job).
+type prepared struct {
+	rt   *engine.Runtime
+	sink *logSink
+	err  error
+	done chan struct{}
+}
+
+type logSink struct {
+	mu sync.Mutex // guards f
+	f  func(level, msg string)
+}
+
+func (s *logSink) log(level, msg string) {
+	s.mu.Lock()
+	f := s.f
+	s.mu.Unlock()
+	if f != nil {
+		f(level, msg)
+	}
+}
+
+func (s *logSink) set(f func(level, msg string)) {
+	s.mu.Lock()
+	s.f = f
+	s.mu.Unlock()
+}
+
+// NewInProcess loads the project's core and starts preparing a runtime.
+// It satisfies RunnerFactory.
+func NewInProcess(ctx context.Context, p *project.Project, core *project.Core, log *slog.Logger) (Runner, error) {
+	bundle, err := engine.LoadBundle(core.BundlePath, core.Version)
+	if err != nil {
+		return nil, err
+	}
+	r := &InProcess{p: p, bundle: bundle, log: log}
+	r.mu.Lock()
+	r.prepareLocked()
+	r.mu.Unlock()
+	return r, nil
+}
+
+// prepareLocked starts preparing the next spare runtime.
+func (r *InProcess) prepareLocked() {
+	if r.closed {
+		return
+	}
+	pr := &prepared{sink: &logSink{}, done: make(chan struct{})}
+	r.spare = pr
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer close(pr.done)
+		pr.rt, pr.err = r.bundle.NewRuntime(engine.Options{Root: r.p.Root, Log: pr.sink.log})
+	}()
+}
+
+// take returns a prepared runtime (waiting for the one in preparation)
+// and starts preparing its successor.
+func (r *InProcess) take(ctx context.Context) (*prepared, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("runner for %s is closed", r.p.Root)
+	}
+	pr := r.spare
+	r.prepareLocked()
+	r.mu.Unlock()
+	select {
+	case <-pr.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if pr.err != nil {
+		return nil, pr.err
+	}
+	return pr, nil
+}
+
+func overlayFiles(root string, overlays map[string][]byte) (engine.Files, func(), error) {
+	dir, err := engine.OpenDir(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(overlays) == 0 {
+		return dir, func() { dir.Close() }, nil
+	}
+	o := &engine.Overlay{Base: dir}
+	for name, content := range overlays {
+		o.Set(name, content)
+	}
+	return o, func() { dir.Close() }, nil
+}
+
+// Compile implements Runner.
+func (r *InProcess) Compile(ctx context.Context, job CompileJob) (*compile.Result, error) {
+	pr, err := r.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pr.sink.set(job.Log)
+	files, done, err := overlayFiles(r.p.Root, job.Overlays)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return compile.RunPrepared(ctx, pr.rt, r.p, compile.Options{Files: files, FilePaths: job.FilePaths, Timeout: job.Timeout})
+}
+
+// Jit implements Runner.
+func (r *InProcess) Jit(ctx context.Context, job JitJob) ([]byte, error) {
+	pr, err := r.take(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pr.sink.set(job.Log)
+	files, done, err := overlayFiles(r.p.Root, job.Overlays)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if job.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, job.Timeout)
+		defer cancel()
+	}
+	return pr.rt.JitCompile(ctx, files, job.Request, job.RPC)
+}
+
+// Close implements Runner: it waits for a runtime in preparation.
+func (r *InProcess) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.wg.Wait()
+	return nil
+}

@@ -1,0 +1,368 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/uri"
+)
+
+// dfd's own methods; lsp/PROTOCOL.md documents them for client authors.
+const (
+	MethodPreview        = "dfd/preview"
+	MethodGraph          = "dfd/graph"
+	MethodStatus         = "dfd/status"
+	MethodPreviewChanged = "dfd/previewChanged" // notification, server → client
+)
+
+// Request implements protocol.Server for methods outside the LSP
+// specification.
+func (s *Server) Request(ctx context.Context, method string, params any) (any, error) {
+	var raw []byte
+	switch p := params.(type) {
+	case jsontext.Value:
+		raw = p
+	case []byte:
+		raw = p
+	}
+	var (
+		res any
+		err error
+	)
+	switch method {
+	case MethodPreview:
+		res, err = s.preview(ctx, raw)
+	case MethodGraph:
+		res, err = s.graph(ctx, raw)
+	case MethodStatus:
+		res, err = s.status(ctx)
+	default:
+		return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, fmt.Sprintf("dfd: unknown method %q", method))
+	}
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s result: %w", method, err)
+	}
+	return jsonrpc2.RawMessage(b), nil
+}
+
+func decodeParams(raw []byte, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return jsonrpc2.NewError(jsonrpc2.InvalidParams, "dfd: invalid params: "+err.Error())
+	}
+	return nil
+}
+
+// PreviewParams are the params of dfd/preview.
+type PreviewParams struct {
+	TextDocument struct {
+		URI uri.URI `json:"uri"`
+	} `json:"textDocument"`
+	// Jit runs the JiT code of the file's JiT actions (default true).
+	Jit *bool `json:"jit,omitempty"`
+}
+
+// PreviewResult is the result of dfd/preview.
+type PreviewResult struct {
+	URI         uri.URI         `json:"uri"`
+	Project     uri.URI         `json:"project"`
+	Version     int64           `json:"version"`
+	CoreVersion string          `json:"coreVersion,omitempty"`
+	CompileMs   float64         `json:"compileMs"`
+	Error       string          `json:"error,omitempty"`
+	Actions     []PreviewAction `json:"actions"`
+}
+
+// PreviewAction is one action of a dfd/preview result.
+type PreviewAction struct {
+	*Action
+	JitPreview *JitPreview `json:"jitPreview,omitempty"`
+}
+
+// JitPreview is the outcome of running an action's JiT code.
+type JitPreview struct {
+	*JitResult
+	ElapsedMs float64 `json:"elapsedMs"`
+	Error     string  `json:"error,omitempty"`
+}
+
+func (s *Server) preview(ctx context.Context, raw []byte) (*PreviewResult, error) {
+	var params PreviewParams
+	if err := decodeParams(raw, &params); err != nil {
+		return nil, err
+	}
+	path := canonicalPath(uriPath(params.TextDocument.URI))
+	if path == "" {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "dfd/preview: textDocument.uri must be a file: URI")
+	}
+	p := s.projectFor(path)
+	if p == nil {
+		return nil, fmt.Errorf("dfd/preview: %s is not in a Dataform project (no workflow_settings.yaml or dataform.json above it)", path)
+	}
+	rel, _ := relSlash(p.root, path)
+	// The preview must reflect every edit received before it: note the
+	// version now, then let later messages through while we wait.
+	min := p.currentVersion()
+	Release(ctx)
+	snap, err := p.await(ctx, min)
+	if err != nil {
+		return nil, err
+	}
+	res := &PreviewResult{
+		URI:         params.TextDocument.URI,
+		Project:     uri.File(p.root),
+		Version:     snap.Version,
+		CoreVersion: snap.Info.CoreVersion,
+		CompileMs:   ms(snap.Elapsed),
+		Actions:     []PreviewAction{},
+	}
+	if snap.Err != nil {
+		res.Error = snap.Err.Error()
+	}
+	if snap.Result != nil && res.CoreVersion == "" {
+		res.CoreVersion = snap.Result.CoreVersion
+	}
+	actions := snap.ActionsIn(rel)
+	res.Actions = make([]PreviewAction, len(actions))
+	runJit := params.Jit == nil || *params.Jit
+	var wg sync.WaitGroup
+	for i, a := range actions {
+		res.Actions[i] = PreviewAction{Action: a}
+		if a.Jit && runJit && snap.Result != nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res.Actions[i].JitPreview = s.jitPreview(ctx, snap, a)
+			}()
+		}
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// jitPreview runs (once per snapshot) an action's JiT code. The run is not
+// tied to the request: its result is cached for the next request, and the
+// backend bounds it with its own deadline.
+func (s *Server) jitPreview(ctx context.Context, snap *Snapshot, a *Action) *JitPreview {
+	e, created := snap.jitEntry(a.Target)
+	if created {
+		s.goBackground(func(bctx context.Context) {
+			defer close(e.done)
+			start := time.Now()
+			e.err = s.recovered("JiT preview", func() error {
+				var err error
+				e.res, err = s.backend.JitPreview(bctx, JitRequest{Root: snap.Root, Graph: snap.Result.Graph, Target: a.Target})
+				return err
+			})
+			if e.res != nil && e.res.Elapsed == 0 {
+				e.res.Elapsed = time.Since(start)
+			}
+			if e.err != nil && (errors.Is(e.err, context.Canceled) || bctx.Err() != nil) {
+				snap.forgetJit(a.Target, e)
+			}
+		})
+	}
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		return &JitPreview{Error: ctx.Err().Error()}
+	}
+	out := &JitPreview{JitResult: e.res}
+	if e.res != nil {
+		out.ElapsedMs = ms(e.res.Elapsed)
+	}
+	if e.err != nil {
+		out.Error = e.err.Error()
+	}
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// notifyPreviewChanged tells clients that a project's previews may have
+// changed (after every compile and settings change), listing the files
+// that define actions.
+func (s *Server) notifyPreviewChanged(p *projectState, snap *Snapshot) {
+	if s.lifecycle() != stateInitialized {
+		return
+	}
+	files := make([]string, 0, len(snap.byFile))
+	for f := range snap.byFile {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	uris := make([]uri.URI, len(files))
+	for i, f := range files {
+		uris[i] = s.uriFor(canonicalPath(filepath.Join(p.root, filepath.FromSlash(f))))
+	}
+	s.notify(MethodPreviewChanged, json.RawMessage(mustJSON(PreviewChangedParams{
+		Project: uri.File(p.root), Version: snap.Version, URIs: uris, Error: errString(snap.Err),
+	})))
+}
+
+// PreviewChangedParams are the params of dfd/previewChanged.
+type PreviewChangedParams struct {
+	Project uri.URI   `json:"project"`
+	Version int64     `json:"version"`
+	URIs    []uri.URI `json:"uris"`
+	Error   string    `json:"error,omitempty"`
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// GraphParams are the params of dfd/graph.
+type GraphParams struct {
+	// URI is any file or folder of the project; empty: every project.
+	URI uri.URI `json:"uri,omitempty"`
+}
+
+// GraphResult is the result of dfd/graph.
+type GraphResult struct {
+	Projects []GraphProject `json:"projects"`
+}
+
+// GraphProject is one project's action graph.
+type GraphProject struct {
+	Root        uri.URI       `json:"root"`
+	Version     int64         `json:"version"`
+	CoreVersion string        `json:"coreVersion,omitempty"`
+	Error       string        `json:"error,omitempty"`
+	Actions     []GraphAction `json:"actions"`
+	// Edges: From depends on To (To runs first). Both are targets as
+	// database.schema.name.
+	Edges []GraphEdge `json:"edges"`
+}
+
+// GraphAction is an action of dfd/graph.
+type GraphAction struct {
+	Target       Target   `json:"target"`
+	Name         string   `json:"name"` // Target as database.schema.name
+	Type         string   `json:"type"`
+	URI          uri.URI  `json:"uri"`
+	Tags         []string `json:"tags"`
+	Dependencies []string `json:"dependencies"`
+	Jit          bool     `json:"jit,omitempty"`
+	Disabled     bool     `json:"disabled,omitempty"`
+}
+
+// GraphEdge is a dependency.
+type GraphEdge struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+func (s *Server) graph(ctx context.Context, raw []byte) (*GraphResult, error) {
+	var params GraphParams
+	if err := decodeParams(raw, &params); err != nil {
+		return nil, err
+	}
+	var projects []*projectState
+	if params.URI != "" {
+		path := canonicalPath(uriPath(params.URI))
+		var p *projectState
+		if path != "" {
+			if pp := s.projects.get(path); pp != nil {
+				p = pp
+			} else {
+				p = s.projectFor(filepath.Join(path, "x")) // a folder, or
+				if p == nil {
+					p = s.projectFor(path)
+				}
+			}
+		}
+		if p == nil {
+			return nil, fmt.Errorf("dfd/graph: %s is not in a Dataform project", params.URI)
+		}
+		projects = []*projectState{p}
+	} else {
+		projects = s.projects.all()
+	}
+	mins := make([]int64, len(projects))
+	for i, p := range projects {
+		mins[i] = p.currentVersion()
+	}
+	Release(ctx)
+	res := &GraphResult{Projects: []GraphProject{}}
+	for i, p := range projects {
+		snap, err := p.await(ctx, mins[i])
+		if err != nil {
+			return nil, err
+		}
+		gp := GraphProject{Root: uri.File(p.root), Version: snap.Version, CoreVersion: snap.Info.CoreVersion,
+			Error: errString(snap.Err), Actions: []GraphAction{}, Edges: []GraphEdge{}}
+		for _, a := range snap.Actions() {
+			ga := GraphAction{Target: a.Target, Name: a.Target.String(), Type: a.Kind, Tags: nonNil(a.Tags),
+				URI: s.uriFor(canonicalPath(filepath.Join(p.root, filepath.FromSlash(a.File)))), Jit: a.Jit, Disabled: a.Disabled,
+				Dependencies: []string{}}
+			for _, d := range a.Dependencies {
+				ga.Dependencies = append(ga.Dependencies, d.String())
+				gp.Edges = append(gp.Edges, GraphEdge{From: a.Target.String(), To: d.String()})
+			}
+			gp.Actions = append(gp.Actions, ga)
+		}
+		res.Projects = append(res.Projects, gp)
+	}
+	return res, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// StatusResult is the result of dfd/status.
+type StatusResult struct {
+	Projects            []StatusProject `json:"projects"`
+	InvariantViolations int64           `json:"invariantViolations"`
+}
+
+// StatusProject is one project's state.
+type StatusProject struct {
+	Root        uri.URI `json:"root"`
+	Version     int64   `json:"version"`
+	Compiled    int64   `json:"compiledVersion"`
+	CoreVersion string  `json:"coreVersion,omitempty"`
+	Actions     int     `json:"actions"`
+	CompileMs   float64 `json:"compileMs"`
+	Error       string  `json:"error,omitempty"`
+}
+
+func (s *Server) status(context.Context) (*StatusResult, error) {
+	res := &StatusResult{Projects: []StatusProject{}, InvariantViolations: s.invariantViolations.Load()}
+	for _, p := range s.projects.all() {
+		sp := StatusProject{Root: uri.File(p.root), Version: p.currentVersion(), Compiled: -1}
+		if snap := p.latest(); snap != nil {
+			sp.Compiled = snap.Version
+			sp.CoreVersion = snap.Info.CoreVersion
+			sp.Actions = len(snap.Actions())
+			sp.CompileMs = ms(snap.Elapsed)
+			sp.Error = errString(snap.Err)
+		}
+		res.Projects = append(res.Projects, sp)
+	}
+	return res, nil
+}

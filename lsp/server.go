@@ -1,0 +1,200 @@
+package lsp
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// DefaultDebounce is how long the server waits after an edit before it
+// recompiles (a save compiles at once).
+const DefaultDebounce = 150 * time.Millisecond
+
+// Options configure a server.
+type Options struct {
+	Name, Version string
+	// Log receives the server's log (Serve also forwards it to the client's
+	// window/logMessage). Nil discards it.
+	Log *slog.Logger
+	// MaxMessageBytes bounds incoming messages (default
+	// DefaultMaxMessageBytes).
+	MaxMessageBytes int
+	// Debounce is the as-you-type compile delay (default DefaultDebounce).
+	Debounce time.Duration
+	// ForwardLogLevel is the lowest level forwarded to window/logMessage
+	// (default slog.LevelInfo).
+	ForwardLogLevel slog.Level
+}
+
+type lifecycleState int
+
+const (
+	stateNew lifecycleState = iota
+	stateInitialized
+	stateShutdown
+)
+
+// Server is one LSP session with one client.
+type Server struct {
+	protocol.UnimplementedServer
+
+	backend Backend
+	conn    jsonrpc2.Conn
+	client  protocol.Client
+	opts    Options
+	log     *slog.Logger
+
+	// ctx ends when the session ends (exit, stdin closed, Serve's ctx
+	// cancelled); background work derives from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // background goroutines started by handlers
+
+	mu       sync.Mutex // guards state, caps, settings, exitCode, folders
+	state    lifecycleState
+	caps     clientCaps
+	settings Settings
+	exitCode int
+	folders  []string // workspace folders, absolute
+
+	exitOnce sync.Once
+	exited   chan struct{} // closed by the exit notification
+
+	docs     documents
+	projects registry
+	diags    diagnosticsState
+
+	progressSeq         atomic.Int64
+	invariantViolations atomic.Int64 // panics and impossible states, reported not crashed
+}
+
+// clientCaps are the client capabilities the server acts on.
+type clientCaps struct {
+	workDoneProgress     bool
+	watchFilesDynamic    bool
+	watchRelativePattern bool
+	configuration        bool
+	markdownHover        bool
+}
+
+// Serve runs an LSP session over rwc until the client sends exit, closes
+// the connection, or ctx ends. It returns the process exit code the LSP
+// specification asks for: 0 after shutdown + exit, 1 otherwise.
+func Serve(ctx context.Context, rwc io.ReadWriteCloser, backend Backend, opts Options) int {
+	if opts.Debounce <= 0 {
+		opts.Debounce = DefaultDebounce
+	}
+	if opts.Name == "" {
+		opts.Name = "dfd"
+	}
+	base := opts.Log
+	if base == nil {
+		base = slog.New(slog.DiscardHandler)
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &Server{
+		backend:  backend,
+		opts:     opts,
+		ctx:      ctx,
+		cancel:   cancel,
+		exited:   make(chan struct{}),
+		exitCode: 1,
+	}
+	fwd := newForwarder(ctx, s, opts.ForwardLogLevel)
+	s.log = slog.New(teeHandler{base.Handler(), fwd})
+	st := newStream(rwc, opts.MaxMessageBytes, s.log)
+	s.conn = jsonrpc2.NewConn(st, jsonrpc2.WithCodec(codec{}))
+	s.client = protocol.ClientDispatcher(s.conn)
+	s.docs.init()
+	s.projects.init()
+	s.diags.init()
+
+	s.conn.Go(ctx, s.handler())
+	select {
+	case <-s.exited:
+		s.log.Info("exit received")
+	case <-st.eof:
+		s.log.Info("the client closed the connection")
+	case <-s.conn.Done():
+	case <-ctx.Done():
+	}
+	// Stop everything we own before the connection: project goroutines,
+	// then handlers (their contexts derive from ctx), then the stream.
+	cancel()
+	s.projects.closeAll()
+	fwd.stop()
+	s.wg.Wait()
+	// Close waits for the read goroutine. A read blocked on a stdin that
+	// the client keeps open (after exit) may not be interruptible on every
+	// platform; the process is about to exit then, so wait only a while.
+	closed := make(chan struct{})
+	go func() {
+		_ = s.conn.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Second):
+		s.log.Warn("the connection did not close within 2s; leaving it to process exit")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exitCode
+}
+
+func (s *Server) lifecycle() lifecycleState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// goBackground runs f on an owned goroutine that ends with the session.
+func (s *Server) goBackground(f func(ctx context.Context)) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f(s.ctx)
+	}()
+}
+
+// notify sends a notification on a context detached from any request, so
+// that a cancelled request still gets its side effects out.
+func (s *Server) notify(method string, params any) {
+	if err := s.conn.Notify(context.WithoutCancel(s.ctx), method, params); err != nil {
+		s.log.Debug("notification not sent", "method", method, "error", err)
+	}
+}
+
+// Shutdown implements protocol.Server.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.state = stateShutdown
+	s.mu.Unlock()
+	s.log.Info("shutdown requested")
+	// Stop compiling; the connection stays up for exit.
+	s.projects.closeAll()
+	return nil
+}
+
+// Exit implements protocol.Server.
+func (s *Server) Exit(ctx context.Context) error {
+	s.mu.Lock()
+	if s.state == stateShutdown {
+		s.exitCode = 0
+	}
+	s.mu.Unlock()
+	s.exitOnce.Do(func() { close(s.exited) })
+	return nil
+}
+
+// SetTrace implements protocol.Server: accepted and ignored (the log level
+// is the daemon's).
+func (s *Server) SetTrace(context.Context, *protocol.SetTraceParams) error { return nil }

@@ -1,0 +1,314 @@
+package source
+
+import (
+	"regexp"
+	"strings"
+)
+
+// StringArg is a string literal argument and where its value is.
+type StringArg struct {
+	Value string
+	Span  Span // the value, without quotes
+}
+
+// RefCall is a call of ref(), resolve() (or ctx.ref, jctx.resolve, …) with
+// literal arguments, the forms Dataform documents:
+//
+//	ref("name")  ref("schema", "name")  ref({schema: "s", name: "n"})
+type RefCall struct {
+	Func string // "ref" or "resolve"
+	Span Span   // from the callee (ctx.ref, ref) to the closing parenthesis
+	// Database, Schema and Name as written; empty when not given.
+	Database, Schema, Name StringArg
+}
+
+// NameSpan is where the call names its action (the name argument, or the
+// whole call when it has none).
+func (r RefCall) NameSpan() Span {
+	if r.Name.Span != (Span{}) {
+		return r.Name.Span
+	}
+	return r.Span
+}
+
+var refCallRE = regexp.MustCompile(`(?:^|[^\w$])((?:[A-Za-z_$][\w$]*\.)?(ref|resolve))\s*\(`)
+
+// FindRefs finds every ref/resolve call with literal arguments in src
+// (SQLX or JavaScript). Calls with computed arguments are skipped.
+func FindRefs(src []byte) []RefCall {
+	s := string(src)
+	var out []RefCall
+	for _, m := range refCallRE.FindAllStringSubmatchIndex(s, -1) {
+		fn := s[m[4]:m[5]]
+		i := m[1] // after "("
+		// The span starts at the callee (ctx.ref), so the whole call counts.
+		rc := RefCall{Func: fn, Span: Span{Start: m[2]}}
+		i = skipSpace(s, i)
+		switch {
+		case i < len(s) && isQuote(s[i]):
+			a, next, ok := stringLit(s, i)
+			if !ok {
+				continue
+			}
+			i = skipSpace(s, next)
+			if i < len(s) && s[i] == ',' {
+				b, next2, ok := stringLit(s, skipSpace(s, i+1))
+				if ok {
+					rc.Schema, rc.Name = a, b
+					i = skipSpace(s, next2)
+				} else {
+					rc.Name = a
+				}
+			} else {
+				rc.Name = a
+			}
+		case i < len(s) && s[i] == '{':
+			fields, next, ok := objectLit(s, i)
+			if !ok {
+				continue
+			}
+			rc.Database, rc.Schema, rc.Name = fields["database"], fields["schema"], fields["name"]
+			if rc.Database == (StringArg{}) {
+				rc.Database = fields["project"]
+			}
+			if rc.Schema == (StringArg{}) {
+				rc.Schema = fields["dataset"]
+			}
+			i = skipSpace(s, next)
+		default:
+			continue
+		}
+		if rc.Name.Value == "" {
+			continue
+		}
+		if i < len(s) && s[i] == ')' {
+			i++
+		}
+		rc.Span.End = i
+		out = append(out, rc)
+	}
+	return out
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func isQuote(b byte) bool { return b == '"' || b == '\'' || b == '`' }
+
+// stringLit reads a JavaScript string literal starting at s[i] (a quote).
+// Template literals with ${} are not literals.
+func stringLit(s string, i int) (StringArg, int, bool) {
+	if i >= len(s) || !isQuote(s[i]) {
+		return StringArg{}, i, false
+	}
+	q := s[i]
+	var b strings.Builder
+	for j := i + 1; j < len(s); j++ {
+		c := s[j]
+		switch {
+		case c == '\\' && j+1 < len(s):
+			b.WriteByte(s[j+1])
+			j++
+		case c == q:
+			return StringArg{Value: b.String(), Span: Span{i + 1, j}}, j + 1, true
+		case c == '\n' && q != '`':
+			return StringArg{}, j, false
+		case q == '`' && c == '$' && j+1 < len(s) && s[j+1] == '{':
+			return StringArg{}, j, false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return StringArg{}, len(s), false
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_$][\w$]*`)
+
+// objectLit reads a flat object literal of string values: {a: "x", "b": 'y'}.
+func objectLit(s string, i int) (map[string]StringArg, int, bool) {
+	fields := map[string]StringArg{}
+	i++ // '{'
+	for {
+		i = skipSpace(s, i)
+		if i >= len(s) {
+			return nil, i, false
+		}
+		if s[i] == '}' {
+			return fields, i + 1, true
+		}
+		var key string
+		if isQuote(s[i]) {
+			k, next, ok := stringLit(s, i)
+			if !ok {
+				return nil, i, false
+			}
+			key, i = k.Value, next
+		} else if m := identRE.FindString(s[i:]); m != "" {
+			key, i = m, i+len(m)
+		} else {
+			return nil, i, false
+		}
+		i = skipSpace(s, i)
+		if i >= len(s) || s[i] != ':' {
+			return nil, i, false
+		}
+		i = skipSpace(s, i+1)
+		v, next, ok := stringLit(s, i)
+		if !ok {
+			// A non-literal value (a variable, a boolean): skip it.
+			for next = i; next < len(s) && s[next] != ',' && s[next] != '}'; next++ {
+			}
+		} else {
+			fields[key] = v
+		}
+		i = skipSpace(s, next)
+		if i < len(s) && s[i] == ',' {
+			i++
+		}
+	}
+}
+
+// RefAt returns the ref/resolve call whose span contains offset.
+func RefAt(refs []RefCall, offset int) (RefCall, bool) {
+	for _, r := range refs {
+		if r.Span.Contains(offset) {
+			return r, true
+		}
+	}
+	return RefCall{}, false
+}
+
+// StringAt returns the string literal (single or double quotes, one line)
+// around offset, for names written outside ref(): dependencies: ["x"].
+func StringAt(src []byte, offset int) (StringArg, bool) {
+	s := string(src)
+	if offset < 0 || offset > len(s) {
+		return StringArg{}, false
+	}
+	lineStart := strings.LastIndexByte(s[:offset], '\n') + 1
+	lineEnd := len(s)
+	if j := strings.IndexByte(s[offset:], '\n'); j >= 0 {
+		lineEnd = offset + j
+	}
+	for i := lineStart; i < lineEnd; i++ {
+		if s[i] != '"' && s[i] != '\'' {
+			continue
+		}
+		a, next, ok := stringLit(s[:lineEnd], i)
+		if !ok {
+			return StringArg{}, false
+		}
+		if offset >= a.Span.Start && offset <= a.Span.End {
+			return a, true
+		}
+		i = next - 1
+	}
+	return StringArg{}, false
+}
+
+// WordAt returns the JavaScript identifier path around offset
+// ("billing.planPriceCase" → ["billing", "planPriceCase"]) and the span of
+// the identifier under the cursor.
+func WordAt(src []byte, offset int) (path []string, at int, span Span) {
+	s := string(src)
+	isIdent := func(c byte) bool {
+		return c == '_' || c == '$' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	if offset < 0 || offset > len(s) {
+		return nil, -1, Span{}
+	}
+	start := offset
+	for start > 0 && (isIdent(s[start-1]) || s[start-1] == '.') {
+		start--
+	}
+	end := offset
+	for end < len(s) && isIdent(s[end]) {
+		end++
+	}
+	if start == end {
+		return nil, -1, Span{}
+	}
+	full := strings.Trim(s[start:end], ".")
+	if full == "" {
+		return nil, -1, Span{}
+	}
+	path = strings.Split(full, ".")
+	// Which segment is under the cursor?
+	pos := start
+	for i, p := range path {
+		segEnd := pos + len(p)
+		if offset <= segEnd {
+			return path, i, Span{pos, segEnd}
+		}
+		pos = segEnd + 1
+	}
+	return path, len(path) - 1, Span{end - len(path[len(path)-1]), end}
+}
+
+var requireRE = regexp.MustCompile(`require\s*\(\s*(["'])([^"'\n]+)["']\s*\)`)
+
+// Require is a require("path") call.
+type Require struct {
+	Path StringArg
+	Span Span
+}
+
+// FindRequires lists the require() calls with literal paths.
+func FindRequires(src []byte) []Require {
+	var out []Require
+	for _, m := range requireRE.FindAllSubmatchIndex(src, -1) {
+		out = append(out, Require{Path: StringArg{Value: string(src[m[4]:m[5]]), Span: Span{m[4], m[5]}}, Span: Span{m[0], m[1]}})
+	}
+	return out
+}
+
+// FindDefinition finds where a JavaScript file defines name at top level:
+// a function, a const/let/var, an exports.name assignment or a key of
+// module.exports. It returns the span of the name.
+func FindDefinition(src []byte, name string) (Span, bool) {
+	q := regexp.QuoteMeta(name)
+	for _, pat := range []string{
+		`(?m)\bfunction\s*\*?\s*(` + q + `)\s*\(`,
+		`(?m)\b(?:const|let|var)\s+(` + q + `)\b`,
+		`(?m)\bclass\s+(` + q + `)\b`,
+		`(?m)\bexports\.(` + q + `)\s*=`,
+		`(?m)[{,\s](` + q + `)\s*:`,
+		`(?m)[{,]\s*(` + q + `)\s*[,}]`,
+	} {
+		re := regexp.MustCompile(pat)
+		if m := re.FindSubmatchIndex(src); m != nil {
+			return Span{m[2], m[3]}, true
+		}
+	}
+	return Span{}, false
+}
+
+// FindWord finds whole-word occurrences of word (an action or column name)
+// in src; a word is delimited by characters that cannot be part of an
+// identifier or a dashed name.
+func FindWord(src []byte, word string) []Span {
+	if word == "" {
+		return nil
+	}
+	var out []Span
+	s := string(src)
+	isPart := func(c byte) bool {
+		return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], word)
+		if j < 0 {
+			return out
+		}
+		start := i + j
+		end := start + len(word)
+		if (start == 0 || !isPart(s[start-1])) && (end == len(s) || !isPart(s[end])) {
+			out = append(out, Span{start, end})
+		}
+		i = start + 1
+	}
+}
