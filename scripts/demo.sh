@@ -21,3 +21,13 @@ bin/dfd compile "$project"
 
 echo "==> dfd compile $project --json (first lines)" >&2
 bin/dfd compile "$project" --json | head -n 25
+
+# JiT actions produce their SQL only at run time; dfd previews it by running
+# their jitCode in a warm worker, answering database calls from the
+# project's offline metadata snapshot under the preview policy.
+for action in daily_clicks click_sessions daily_clicks_volume; do
+  echo "==> dfd jit $project --action $action --metadata $project/metadata.json" >&2
+  bin/dfd jit "$project" --action "$action" --metadata "$project/metadata.json"
+done
+echo "==> dfd jit $project --action drop_stale_scratch_tables --execution-data (its deletes are refused in preview)" >&2
+bin/dfd jit "$project" --action drop_stale_scratch_tables --metadata "$project/metadata.json" --execution-data

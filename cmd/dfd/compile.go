@@ -76,7 +76,7 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 	}
 
-	res, err := compileDir(ctx, env, dir, compile.Options{Overrides: o, Timeout: d, Log: logTo(env.stderr)})
+	_, res, err := compileDir(ctx, env, dir, compile.Options{Overrides: o, Timeout: d, Log: logTo(env.stderr)})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dfd compile: %v\n", err)
 		return 1
@@ -103,19 +103,20 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 }
 
 // compileDir opens the project in dir, resolves its core and compiles it.
-func compileDir(ctx context.Context, env *cmdEnv, dir string, opts compile.Options) (*compile.Result, error) {
+func compileDir(ctx context.Context, env *cmdEnv, dir string, opts compile.Options) (*project.Project, *compile.Result, error) {
 	p, err := project.Open(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resolver := &project.CoreResolver{Log: func(format string, args ...any) {
 		fmt.Fprintf(env.stderr, format+"\n", args...)
 	}}
 	core, err := resolver.Resolve(ctx, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return compile.Run(ctx, p, core, opts)
+	res, err := compile.Run(ctx, p, core, opts)
+	return p, res, err
 }
 
 func logTo(w io.Writer) func(level, msg string) {

@@ -34,7 +34,11 @@ type cmdEnv struct {
 func commands() []command {
 	return []command{
 		{"compile", "Compile a Dataform project; --json prints the graph like `dataform compile --json`", runCompile},
+		{"jit", "Preview the SQL a JiT action produces (runs its jitCode under the preview policy)", runJit},
+		{"metadata", "BigQuery metadata: snapshot (offline file), refresh, status, clear the cache", runMetadata},
+		{"serve", "Run the Dataform language server (LSP) on stdin/stdout", runServe},
 		{"version", "Print dfd's version", runVersion},
+		{"worker", "Serve compile and JiT requests for dfd's worker pool (started by dfd itself)", runWorker},
 	}
 }
 

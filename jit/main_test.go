@@ -1,0 +1,301 @@
+package jit_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/jit"
+	"github.com/dfdtools/dfd/jit/wire"
+	"github.com/dfdtools/dfd/jit/wirepb"
+)
+
+// The test binary doubles as the worker (the helper-process pattern): the
+// pool runs `<test binary> worker --bundle=…` with DFD_JIT_HELPER set, and
+// TestMain turns into a worker, a fake worker or a host before any test
+// runs, so the testing package never writes to the frame stream.
+const helperEnv = "DFD_JIT_HELPER"
+
+// onceEnv names a file: the first helper process to create it acts as the
+// fake given by DFD_JIT_HELPER, later ones as real workers. It lets a test
+// see a pool recover from a bad worker.
+const onceEnv = "DFD_JIT_FAKE_ONCE"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(helperMain(mode, os.Args[2:]))
+	}
+	code := m.Run()
+	if dfdBuild.dir != "" {
+		os.RemoveAll(dfdBuild.dir)
+	}
+	if code == 0 {
+		if kids := children(); len(kids) > 0 {
+			fmt.Fprintf(os.Stderr, "leaked child processes after all tests: %v\n", kids)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func helperMain(mode string, args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	if f := os.Getenv(onceEnv); f != "" {
+		if fd, err := os.OpenFile(f, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+			fd.Close()
+		} else {
+			mode = "worker"
+		}
+	}
+	switch mode {
+	case "worker":
+		return jit.WorkerMain(ctx, args, os.Stdin, os.Stdout, os.Stderr)
+	case "host":
+		return hostMain(ctx, args)
+	}
+	return fakeWorker(mode, args)
+}
+
+// fakeWorker misbehaves in the way mode names, for the pool's sake.
+func fakeWorker(mode string, args []string) int {
+	opts, err := jit.ParseWorkerArgs(args, os.Stderr)
+	if err != nil {
+		return 2
+	}
+	out := wire.NewWriter(os.Stdout)
+	in := wire.NewReader(os.Stdin, 0)
+	hello := func() {
+		_ = out.Write(&wirepb.Frame{Kind: &wirepb.Frame_Hello{Hello: &wirepb.Hello{
+			ProtocolVersion: wire.ProtocolVersion, CoreVersion: opts.CoreVersion, Pid: int32(os.Getpid()),
+		}}})
+	}
+	firstRequest := func() {
+		for {
+			f, err := in.Read()
+			if err != nil || f.GetRequest() != nil {
+				return
+			}
+		}
+	}
+	drain := func() { _, _ = io.Copy(io.Discard, os.Stdin) } // stay alive until the host lets go
+	junk := []byte{5, 0xff, 0xff, 0xff, 0xff, 0xff}          // a 5-byte frame that is no protobuf
+	switch mode {
+	case "print-env":
+		for _, kv := range os.Environ() {
+			fmt.Fprintln(os.Stderr, "env:", kv)
+		}
+		return 1
+	case "junk-hello":
+		fmt.Fprintln(os.Stderr, "about to write junk")
+		os.Stdout.Write(junk)
+		drain()
+	case "junk-reply":
+		hello()
+		firstRequest()
+		fmt.Fprintln(os.Stderr, "about to write junk")
+		os.Stdout.Write(junk)
+		drain()
+	case "oversized-reply":
+		hello()
+		firstRequest()
+		os.Stdout.Write(protowire.AppendVarint(nil, 1<<40))
+		drain()
+	case "text-reply":
+		hello()
+		firstRequest()
+		fmt.Println("hello from a stray fmt.Println on stdout")
+		drain()
+	case "wrong-id":
+		hello()
+		firstRequest()
+		_ = out.Write(&wirepb.Frame{Kind: &wirepb.Frame_Response{Response: &wirepb.Response{Id: 999}}})
+		drain()
+	case "crash":
+		hello()
+		firstRequest()
+		fmt.Fprintln(os.Stderr, "panic: something went very wrong")
+		fmt.Fprintln(os.Stderr, "goroutine 1 [running]:")
+		return 2
+	case "silent":
+		drain()
+	case "echo":
+		// The protocol with no engine behind it: for the transport's cost.
+		hello()
+		for {
+			f, err := in.Read()
+			if err != nil {
+				return 0
+			}
+			if r := f.GetRequest(); r != nil {
+				// As many sequential adapter calls as the JiT request's
+				// bytes say (jitJob's code is ignored).
+				for i := 0; i < len(r.GetJit().GetRequest())%4; i++ {
+					_ = out.Write(&wirepb.Frame{Kind: &wirepb.Frame_AdapterCall{AdapterCall: &wirepb.AdapterCall{
+						CallId: uint64(i + 1), RequestId: r.GetId(), Method: "ListTables",
+					}}})
+					if f, err := in.Read(); err != nil || f.GetAdapterResult() == nil {
+						return 1
+					}
+				}
+				_ = out.Write(&wirepb.Frame{Kind: &wirepb.Frame_Response{Response: &wirepb.Response{
+					Id: r.GetId(), Outcome: &wirepb.Response_Result{Result: []byte{}}, Stats: &wirepb.Stats{},
+				}}})
+			}
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "unknown helper mode %q\n", mode)
+		return 2
+	}
+	return 0
+}
+
+// hostMain plays a daemon: it prewarms a pool, prints its workers' pids and
+// waits to be killed.
+func hostMain(ctx context.Context, args []string) int {
+	opts, err := jit.ParseWorkerArgs(args, os.Stderr)
+	if err != nil {
+		return 2
+	}
+	p, err := jit.NewPool(jit.PoolOptions{
+		Root: opts.Root, BundlePath: opts.BundlePath, CoreVersion: opts.CoreVersion,
+		Workers: 2, Command: []string{os.Args[0], "worker"}, Env: []string{helperEnv + "=worker"},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := p.Prewarm(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// One worker is stuck in native code, which no interrupt stops: only
+	// the parent-death signal (or the worker's exit after stdin's EOF)
+	// ends it when the host dies.
+	go func() { _, _ = p.Jit(ctx, jitJob(jitCatastrophicRegexp), nil) }()
+	time.Sleep(300 * time.Millisecond)
+	for _, w := range p.Workers() {
+		fmt.Println(w.PID)
+	}
+	os.Stdout.Close()
+	<-ctx.Done()
+	return 0
+}
+
+// children lists the pids of this process's child processes.
+func children() []int {
+	me := os.Getpid()
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid(pid) == me {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func ppid(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return -1
+	}
+	// pid (comm) state ppid …; comm may hold spaces and parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return -1
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
+}
+
+const settings = "defaultProject: proj\ndefaultDataset: ds\ndefaultLocation: US\ndefaultAssertionDataset: checks\n"
+
+// project writes a scratch project with core and returns its root.
+func project(t testing.TB, files map[string]string) string {
+	t.Helper()
+	all := map[string]string{"workflow_settings.yaml": settings}
+	for k, v := range files {
+		all[k] = v
+	}
+	return testenv.WriteProject(t, testenv.CoreVersion, all)
+}
+
+func bundlePath(root string) string {
+	return filepath.Join(root, "node_modules", "@dataform", "core", "bundle.js")
+}
+
+// newPool starts a pool of helper workers for root; it is closed, and no
+// worker may be left running, when the test ends.
+func newPool(t testing.TB, root string, opts jit.PoolOptions) *jit.Pool {
+	t.Helper()
+	opts.Root, opts.BundlePath, opts.CoreVersion = root, bundlePath(root), testenv.CoreVersion
+	if opts.Command == nil {
+		opts.Command = []string{os.Args[0], "worker"}
+	}
+	if len(opts.Env) == 0 {
+		opts.Env = []string{helperEnv + "=worker"}
+	}
+	if opts.Logger == nil {
+		opts.Logger = testLogger(t)
+	}
+	p, err := jit.NewPool(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		start := time.Now()
+		p.Close()
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("Close took %s", d)
+		}
+		if kids := children(); len(kids) > 0 {
+			t.Errorf("processes left after Close: %v", kids)
+		}
+	})
+	return p
+}
+
+// testLogger logs to t at warning level and above (re-logged worker
+// stderr included), so that failures come with the workers' words.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

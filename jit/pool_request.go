@@ -1,0 +1,154 @@
+package jit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/jit/wirepb"
+)
+
+// CompileJob is a compilation of the pool's project.
+type CompileJob struct {
+	// Request is an encoded dataform.CoreExecutionRequest, as
+	// compile.Request builds it.
+	Request []byte
+	// Overlay holds unsaved editor buffers: root-relative slash paths to
+	// content, read instead of the files on disk.
+	Overlay map[string][]byte
+	// Timeout overrides the pool's.
+	Timeout time.Duration
+	// Log receives console output of the project's JavaScript.
+	Log func(level, msg string)
+}
+
+// JitJob is the JiT compilation of one action of the pool's project.
+type JitJob struct {
+	// Request is an encoded dataform.JitCompilationRequest.
+	Request []byte
+	Overlay map[string][]byte
+	Timeout time.Duration
+	Log     func(level, msg string)
+}
+
+// Result is a request's answer.
+type Result struct {
+	// Response is the encoded dataform.CoreExecutionResponse (Compile) or
+	// dataform.JitCompilationResponse (Jit), exactly as core wrote it.
+	Response []byte
+	Stats    Stats
+}
+
+// Stats describe how a request was served.
+type Stats struct {
+	PID      int           // the worker that served it
+	Queued   time.Duration // waiting for a worker, including starting one
+	Prepare  time.Duration // the runtime's preparation, done ahead of the request
+	Wait     time.Duration // waiting for a prepared runtime in the worker (0 when warm)
+	Run      time.Duration // in the engine
+	Total    time.Duration // from the call to its return
+	PeakHeap uint64        // the worker's largest Go heap during the request
+}
+
+// Compile compiles the pool's project on a worker.
+func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Result, error) {
+	return p.do(ctx, "compile", job.Timeout, job.Log, nil, func(timeoutMS uint32) *wirepb.Request {
+		return &wirepb.Request{Kind: &wirepb.Request_Compile{Compile: &wirepb.Compile{
+			Request: job.Request, Root: p.opts.Root, Overlay: job.Overlay, TimeoutMs: timeoutMS,
+		}}}
+	})
+}
+
+// Jit runs a JiT compilation on a worker; rpc answers its DbAdapter calls
+// (on goroutines of their own, with a context that ends with the request).
+// An error rpc returns reaches the JiT code as a rejected promise with the
+// error's text as message.
+func (p *Pool) Jit(ctx context.Context, job JitJob, rpc engine.RPC) (*Result, error) {
+	return p.do(ctx, "JiT compilation", job.Timeout, job.Log, rpc, func(timeoutMS uint32) *wirepb.Request {
+		return &wirepb.Request{Kind: &wirepb.Request_Jit{Jit: &wirepb.Jit{
+			Request: job.Request, Root: p.opts.Root, Overlay: job.Overlay, TimeoutMs: timeoutMS,
+		}}}
+	})
+}
+
+// do runs one request on a worker and decides the worker's fate after it.
+func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log func(level, msg string), rpc engine.RPC, build func(timeoutMS uint32) *wirepb.Request) (*Result, error) {
+	start := time.Now()
+	if !p.enter() {
+		return nil, ErrClosed
+	}
+	defer p.inflight.Done()
+	if timeout <= 0 {
+		timeout = p.opts.Timeout
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		// The worker enforces the deadline itself; tell it the real one.
+		timeout = min(timeout, max(time.Until(dl), time.Millisecond))
+	}
+
+	w, err := p.acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("jit: %s: waiting for a worker: %w", what, err)
+	}
+	queued := time.Since(start)
+	req := build(uint32(min(timeout.Milliseconds(), 1<<32-1)))
+	ex, err := w.call(ctx, p.ctx.Done(), req, rpc, timeout, p.opts.Grace, log)
+	if err != nil {
+		p.release(w, false)
+		return nil, fmt.Errorf("jit: %s: %w", what, err)
+	}
+	resp := ex.resp
+	st := resp.GetStats()
+	p.release(w, p.keep(w, resp))
+
+	res := &Result{Stats: Stats{
+		PID:      w.pid,
+		Queued:   queued,
+		Prepare:  time.Duration(st.GetPrepareMicros()) * time.Microsecond,
+		Wait:     time.Duration(st.GetWaitMicros()) * time.Microsecond,
+		Run:      time.Duration(st.GetRunMicros()) * time.Microsecond,
+		Total:    time.Since(start),
+		PeakHeap: st.GetPeakHeapBytes(),
+	}}
+	if e := resp.GetError(); e != nil {
+		return res, responseError(what, timeout, e, ex.interrupted)
+	}
+	res.Response = resp.GetResult()
+	if res.Response == nil {
+		res.Response = []byte{}
+	}
+	return res, nil
+}
+
+// keep decides whether w serves again after answering resp.
+func (p *Pool) keep(w *hostWorker, resp *wirepb.Response) bool {
+	switch {
+	case resp.GetError().GetCode() == CodeResourceExhausted:
+		return false // the worker exits after such an answer
+	case w.served.Load() >= int64(p.opts.MaxRequests):
+		p.log.Debug("recycling a jit worker", "worker", w.pid, "requests", w.served.Load())
+		return false
+	case p.opts.RecycleHeap > 0 && resp.GetStats().GetPeakHeapBytes() >= p.opts.RecycleHeap:
+		p.log.Info("recycling a jit worker after a large request", "worker", w.pid, "peak_heap", resp.GetStats().GetPeakHeapBytes())
+		return false
+	}
+	return true
+}
+
+// responseError turns the worker's error answer into a *WorkerError.
+// interrupted is why the host sent Cancel, if it did.
+func responseError(what string, timeout time.Duration, e *wirepb.Error, interrupted error) error {
+	we := &WorkerError{Code: e.GetCode(), Message: e.GetMessage(), Stack: e.GetStack()}
+	if interrupted != nil && (we.Code == CodeCanceled || we.Code == CodeDeadlineExceeded) {
+		we.cause = interrupted
+		if errors.Is(interrupted, engine.ErrTimeout) {
+			we.Code = CodeDeadlineExceeded
+		}
+	}
+	if we.Code == CodeDeadlineExceeded {
+		we.Message = fmt.Sprintf("%s: deadline of %s exceeded", what, timeout)
+	}
+	return we
+}

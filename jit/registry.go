@@ -1,0 +1,101 @@
+package jit
+
+import (
+	"context"
+	"sync"
+)
+
+// Key identifies a pool: workers differ by project (their runtimes are
+// prepared for its root) and by core (the bundle they compiled).
+type Key struct {
+	Root        string
+	BundlePath  string
+	CoreVersion string
+}
+
+// Pools keeps one Pool per Key, as the daemon needs for a multi-root
+// workspace. The zero value is not usable; set Defaults with NewPools.
+type Pools struct {
+	defaults PoolOptions
+
+	mu     sync.Mutex // guards pools and closed
+	pools  map[Key]*Pool
+	closed bool
+}
+
+// NewPools returns a registry whose pools use defaults for every option
+// but the key's fields.
+func NewPools(defaults PoolOptions) *Pools {
+	return &Pools{defaults: defaults, pools: map[Key]*Pool{}}
+}
+
+// Get returns the pool for k, creating it (without starting workers: call
+// Prewarm) on first use.
+func (r *Pools) Get(k Key) (*Pool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, ErrClosed
+	}
+	if p, ok := r.pools[k]; ok {
+		return p, nil
+	}
+	opts := r.defaults
+	opts.Root, opts.BundlePath, opts.CoreVersion = k.Root, k.BundlePath, k.CoreVersion
+	p, err := NewPool(opts)
+	if err != nil {
+		return nil, err
+	}
+	r.pools[k] = p
+	return p, nil
+}
+
+// Drop closes and forgets the pools of root whose key is not keep (for
+// example after the project's core version changed); keep may be zero.
+func (r *Pools) Drop(root string, keep Key) {
+	r.mu.Lock()
+	var drop []*Pool
+	for k, p := range r.pools {
+		if k.Root == root && k != keep {
+			drop = append(drop, p)
+			delete(r.pools, k)
+		}
+	}
+	r.mu.Unlock()
+	closeAllPools(drop)
+}
+
+// Close closes every pool; Get fails afterwards.
+func (r *Pools) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	var all []*Pool
+	for k, p := range r.pools {
+		all = append(all, p)
+		delete(r.pools, k)
+	}
+	r.mu.Unlock()
+	closeAllPools(all)
+	return nil
+}
+
+func closeAllPools(pools []*Pool) {
+	var wg sync.WaitGroup
+	for _, p := range pools {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = p.Close()
+		}()
+	}
+	wg.Wait()
+}
+
+// GetWarm is Get followed by Prewarm, for project open.
+func (r *Pools) GetWarm(ctx context.Context, k Key) (*Pool, error) {
+	p, err := r.Get(k)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.Prewarm(ctx)
+}

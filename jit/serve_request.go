@@ -1,0 +1,154 @@
+package jit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/jit/wirepb"
+)
+
+// handle runs one request. A non-nil second result means the worker must
+// exit after sending the response.
+func (s *server) handle(ctx context.Context, req *wirepb.Request) (*wirepb.Response, error) {
+	s.served++
+	resp := &wirepb.Response{Id: req.GetId(), Stats: &wirepb.Stats{RequestsServed: s.served}}
+
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.mu.Lock()
+	early := s.early[req.GetId()]
+	delete(s.early, req.GetId())
+	s.current, s.cancel = req.GetId(), cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.current, s.cancel = 0, nil
+		s.mu.Unlock()
+	}()
+	if early {
+		// Cancelled while queued: answered without spending a runtime.
+		resp.Outcome = errorOutcome(CodeCanceled, "canceled before it started", "")
+		return resp, nil
+	}
+
+	var job jobSpec
+	switch k := req.Kind.(type) {
+	case *wirepb.Request_Compile:
+		job = jobSpec{k.Compile.GetRequest(), k.Compile.GetRoot(), k.Compile.GetOverlay(), k.Compile.GetTimeoutMs(), false}
+	case *wirepb.Request_Jit:
+		job = jobSpec{k.Jit.GetRequest(), k.Jit.GetRoot(), k.Jit.GetOverlay(), k.Jit.GetTimeoutMs(), true}
+	default:
+		resp.Outcome = errorOutcome(CodeInvalidArgument, "request has neither compile nor jit", "")
+		return resp, nil
+	}
+	if job.timeoutMS > 0 {
+		var cancelT context.CancelFunc
+		reqCtx, cancelT = context.WithTimeout(reqCtx, time.Duration(job.timeoutMS)*time.Millisecond)
+		defer cancelT()
+	}
+
+	waitStart := time.Now()
+	rt, prepared, err := s.runtimeFor(reqCtx, job.root)
+	resp.Stats.WaitMicros = time.Since(waitStart).Microseconds()
+	resp.Stats.PrepareMicros = prepared.Microseconds()
+	if err != nil {
+		s.setOutcome(resp, reqCtx, nil, err)
+		return resp, nil
+	}
+
+	s.logReq.Store(req.GetId())
+	heap := watchHeap(s.opts.MemoryLimit, s.opts.SampleEvery, func() { cancel(ErrMemoryLimit) })
+	runStart := time.Now()
+	result, err := s.run(reqCtx, rt, req.GetId(), job)
+	resp.Stats.RunMicros = time.Since(runStart).Microseconds()
+	resp.Stats.PeakHeapBytes = heap.stop()
+	s.logReq.Store(0)
+
+	s.setOutcome(resp, reqCtx, result, err)
+	if errors.Is(context.Cause(reqCtx), ErrMemoryLimit) {
+		// Even if the request finished, the heap crossed the ceiling: the
+		// process goes, so that its memory goes back to the system.
+		s.log.Warn("heap ceiling crossed; exiting after this response",
+			"request", req.GetId(), "peak_heap", resp.Stats.PeakHeapBytes, "limit", s.opts.MemoryLimit)
+		return resp, ErrMemoryLimit
+	}
+	return resp, nil
+}
+
+type jobSpec struct {
+	request   []byte
+	root      string
+	overlay   map[string][]byte
+	timeoutMS uint32
+	jit       bool
+}
+
+// runtimeFor returns a prepared runtime for root (the worker's own root
+// when empty) and how long its preparation took.
+func (s *server) runtimeFor(ctx context.Context, root string) (*engine.Runtime, time.Duration, error) {
+	if root == "" || root == s.opts.Root {
+		return s.spares.take(ctx)
+	}
+	// Another root: the pool never sends one, but serve it correctly, if
+	// slowly, rather than compile one project with another's files.
+	start := time.Now()
+	rt, err := s.spares.bundle.NewRuntime(engine.Options{Root: root, Log: s.console})
+	return rt, time.Since(start), err
+}
+
+func (s *server) run(ctx context.Context, rt *engine.Runtime, id uint64, job jobSpec) ([]byte, error) {
+	root := job.root
+	if root == "" {
+		root = s.opts.Root
+	}
+	dir, err := engine.OpenDir(root)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	var files engine.Files = dir
+	if len(job.overlay) > 0 {
+		o := &engine.Overlay{Base: dir}
+		for name, content := range job.overlay {
+			o.Set(name, content)
+		}
+		files = o
+	}
+	if job.jit {
+		return rt.JitCompile(ctx, files, job.request, s.adapter(id))
+	}
+	return rt.Compile(ctx, files, job.request)
+}
+
+// setOutcome turns the engine's result into the response's outcome.
+func (s *server) setOutcome(resp *wirepb.Response, ctx context.Context, result []byte, err error) {
+	if err == nil {
+		resp.Outcome = &wirepb.Response_Result{Result: result}
+		return
+	}
+	resp.Outcome = s.errorOutcome(ctx, err)
+}
+
+func (s *server) errorOutcome(ctx context.Context, err error) *wirepb.Response_Error {
+	var se *engine.ScriptError
+	switch {
+	case errors.Is(context.Cause(ctx), ErrMemoryLimit):
+		return errorOutcome(CodeResourceExhausted, fmt.Sprintf("the worker's heap went over its %d MiB ceiling", s.opts.MemoryLimit>>20), "")
+	case errors.As(err, &se):
+		return errorOutcome(CodeScript, se.Message, se.Stack)
+	case errors.Is(err, engine.ErrTimeout):
+		return errorOutcome(CodeDeadlineExceeded, err.Error(), "")
+	case errors.Is(err, engine.ErrCanceled), errors.Is(err, context.Canceled):
+		return errorOutcome(CodeCanceled, err.Error(), "")
+	case errors.Is(err, context.DeadlineExceeded):
+		return errorOutcome(CodeDeadlineExceeded, err.Error(), "")
+	}
+	return errorOutcome(CodeInternal, err.Error(), "")
+}
+
+func errorOutcome(code Code, msg, stack string) *wirepb.Response_Error {
+	return &wirepb.Response_Error{Error: &wirepb.Error{Code: code, Message: msg, Stack: stack}}
+}
