@@ -164,7 +164,7 @@ func RunPrepared(ctx context.Context, rt *engine.Runtime, p *project.Project, op
 		}
 		return nil, err
 	}
-	res, err := decode(resp)
+	res, err := Decode(resp)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +191,9 @@ func Request(root string, filePaths []string, o Overrides, timeout time.Duration
 	return b, nil
 }
 
-func decode(resp []byte) (*Result, error) {
+// Decode reads an encoded dataform.CoreExecutionResponse, as core's main()
+// returns it (in this process or in a dfd worker).
+func Decode(resp []byte) (*Result, error) {
 	// CoreExecutionResponse.compile (1) → CompileExecutionResponse.compiled_graph (1).
 	compileMsg, err := lastField(resp, 1)
 	if err != nil {

@@ -65,6 +65,17 @@ func (r *Pools) Drop(root string, keep Key) {
 	closeAllPools(drop)
 }
 
+// Remove closes and forgets the pool of exactly k, if there is one.
+func (r *Pools) Remove(k Key) {
+	r.mu.Lock()
+	p, ok := r.pools[k]
+	delete(r.pools, k)
+	r.mu.Unlock()
+	if ok {
+		closeAllPools([]*Pool{p})
+	}
+}
+
 // Close closes every pool; Get fails afterwards.
 func (r *Pools) Close() error {
 	r.mu.Lock()

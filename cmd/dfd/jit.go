@@ -14,6 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/connect"
+	"github.com/dfdtools/dfd/adapters/credentials"
 	"github.com/dfdtools/dfd/adapters/offline"
 	"github.com/dfdtools/dfd/adapters/policy"
 	"github.com/dfdtools/dfd/compile"
@@ -32,7 +34,9 @@ const defaultJitTimeout = 30 * time.Second
 func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 	fs := newFlagSet("jit", env.stderr)
 	actionName := fs.String("action", "", "the JiT action: `name`, schema.name or database.schema.name (required)")
-	metadata := fs.String("metadata", "", "offline metadata snapshot (JSON) that answers the JiT code's database calls")
+	metadata := fs.String("metadata", "", "offline metadata snapshot (JSON) that answers the JiT code's database calls; without it they go to BigQuery (cached, preview policy)")
+	endpoint := fs.String("endpoint", "", "BigQuery API endpoint, e.g. an emulator (default $DFD_BIGQUERY_ENDPOINT, else Google's)")
+	credsFile := fs.String("credentials", "", "service-account key or .df-credentials.json (default: the project's .df-credentials.json, else Application Default Credentials)")
 	asJSON := fs.Bool("json", false, "print the JitCompilationResponse as protobuf JSON")
 	jitTimeout := fs.String("jit-timeout", "", "deadline of the JiT compilation (default 30s)")
 	timeout := fs.String("timeout", "", "deadline of the project's compilation (default 60s)")
@@ -40,7 +44,7 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 	maxBytes := fs.Int64("max-bytes-billed", 10<<30, "byte cap for every query the JiT code runs")
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: dfd jit [DIR] --action NAME [--metadata FILE] [--json] [flags]")
+		fmt.Fprintln(env.stderr, "Usage: dfd jit [DIR] --action NAME [--metadata FILE | --endpoint URL --credentials FILE] [--json] [flags]")
 		fmt.Fprintln(env.stderr, "Compiles the project, then runs one JiT action's jitCode in a dfd worker under")
 		fmt.Fprintln(env.stderr, "the preview policy (nothing is deleted or changed) and prints the SQL it produces.")
 		fs.PrintDefaults()
@@ -105,16 +109,31 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 		return 1
 	}
 
-	if *metadata == "" {
-		fmt.Fprintln(env.stderr, "dfd jit: no metadata source: pass --metadata FILE, an offline snapshot of the tables and query results the JiT code asks for (format in the README; `dfd metadata snapshot` writes one)")
-		return 2
+	var source adapters.DbAdapter
+	if *metadata != "" {
+		snapshot, err := offline.Load(*metadata, offline.Options{DefaultDatabase: res.Graph.GetProjectConfig().GetDefaultDatabase()})
+		if err != nil {
+			fmt.Fprintf(env.stderr, "dfd jit: %v\n", err)
+			return 1
+		}
+		source = snapshot
+	} else {
+		backend, err := connect.Open(ctx, connect.Config{
+			Config: credentials.Config{
+				Endpoint: *endpoint, CredentialsFile: *credsFile, ProjectDir: proj.Root,
+				DefaultProject: proj.Settings.DefaultProject, DefaultLocation: proj.Settings.DefaultLocation,
+				Getenv: env.getenv,
+			},
+			Log: func(format string, args ...any) { fmt.Fprintf(env.stderr, "warning: "+format+"\n", args...) },
+		})
+		if err != nil {
+			fmt.Fprintf(env.stderr, "dfd jit: connecting to BigQuery: %v\n(pass --metadata FILE to preview offline from a snapshot; see the README)\n", err)
+			return 1
+		}
+		defer backend.Close()
+		source = backend.Cache
 	}
-	snapshot, err := offline.Load(*metadata, offline.Options{DefaultDatabase: res.Graph.GetProjectConfig().GetDefaultDatabase()})
-	if err != nil {
-		fmt.Fprintf(env.stderr, "dfd jit: %v\n", err)
-		return 1
-	}
-	recorder := adapters.NewRecorder(policy.Policy{Mode: policy.Preview, MaxBytesBilled: *maxBytes}.Wrap(snapshot))
+	recorder := adapters.NewRecorder(policy.Policy{Mode: policy.Preview, MaxBytesBilled: *maxBytes}.Wrap(source))
 
 	pool, err := jit.NewPool(jit.PoolOptions{
 		Root: proj.Root, BundlePath: res.Core.BundlePath, CoreVersion: res.Core.Version,

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"cloud.google.com/go/bigquery"
+
+	"github.com/dfdtools/dfd/internal/bqtest"
 	"github.com/dfdtools/dfd/internal/testenv"
 )
 
@@ -79,7 +83,7 @@ func TestJitCommandErrors(t *testing.T) {
 		{"no action flag", []string{"jit", dir}, 2, "--action"},
 		{"unknown action", []string{"jit", dir, "--action", "nope", "--metadata", snapshotPath()}, 1, "nope"},
 		{"AoT action", []string{"jit", dir, "--action", "top_countries", "--metadata", snapshotPath()}, 1, "ahead of time"},
-		{"no metadata", []string{"jit", dir, "--action", "daily_clicks"}, 2, "--metadata"},
+		{"no metadata and no BigQuery credentials", []string{"jit", dir, "--action", "daily_clicks", "--credentials", filepath.Join(dir, "no-such-key.json")}, 1, "--metadata"},
 		{"missing snapshot", []string{"jit", dir, "--action", "daily_clicks", "--metadata", filepath.Join(dir, "none.json")}, 1, "none.json"},
 		{"JiT code fails", []string{"jit", dir, "--action", "drop_stale_scratch_tables", "--metadata", snapshotPath()}, 1, "executionId"},
 	}
@@ -96,5 +100,50 @@ func TestJitCommandErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Without --metadata, dfd jit answers the JiT code's calls from BigQuery
+// (here the emulator) through the metadata cache, under the preview policy.
+func TestJitCommandAgainstBigQuery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the BigQuery emulator")
+	}
+	emu, err := bqtest.Start(context.Background(), bqtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(emu.Stop)
+	ctx := context.Background()
+	client := emu.Client(t)
+	if err := client.Dataset("landing").Create(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Dataset("landing").Table("raw_clicks").Create(ctx, &bigquery.TableMetadata{Schema: bigquery.Schema{
+		{Name: "clicked_at", Type: bigquery.TimestampFieldType},
+		{Name: "country", Type: bigquery.StringFieldType},
+		{Name: "campaign_id", Type: bigquery.StringFieldType},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+		"workflow_settings.yaml": "defaultProject: " + bqtest.Project + "\ndefaultDataset: clicks\ndefaultLocation: US\n",
+		"definitions/daily.js": `publish("daily").jitCode(async (jctx) => {
+  const t = await jctx.adapter.getTable({target: {database: "` + bqtest.Project + `", schema: "landing", name: "raw_clicks"}});
+  const cols = t.fields.map(f => f.name).join(", ");
+  let missing = "";
+  try { await jctx.adapter.getTable({target: {database: "` + bqtest.Project + `", schema: "landing", name: "nope"}}); } catch (e) { missing = e.message; }
+  return "SELECT " + cols + " FROM landing.raw_clicks -- " + missing;
+});`,
+	})
+	res := runDFD(t, "jit", dir, "--action", "daily", "--endpoint", emu.URL)
+	if res.code != 0 {
+		t.Fatalf("exit %d:\n%s", res.code, res.stderr)
+	}
+	for _, want := range []string{"SELECT clicked_at, country, campaign_id FROM landing.raw_clicks", "NOT_FOUND"} {
+		if !strings.Contains(string(res.stdout), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, res.stdout)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/daemon"
+	"github.com/dfdtools/dfd/jit"
 )
 
 // runServe is `dfd serve`: the language server on stdin/stdout.
@@ -20,6 +21,8 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	_ = fs.Bool("stdio", true, "talk LSP on stdin/stdout (the default and only transport)")
 	verbose := fs.Bool("v", false, "log debug messages to stderr")
 	debounce := fs.Duration("debounce", 0, "delay between an edit and the recompile (default 150ms)")
+	inProcess := fs.Bool("in-process", false, "run @dataform/core inside the daemon instead of in dfd worker processes (debugging)")
+	workers := fs.Int("workers", 0, "worker processes per project (default: half the CPUs, at least 2)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd serve [--stdio] [-v]")
 		fmt.Fprintln(env.stderr, "Runs the Dataform language server on stdin/stdout (LSP). Logs go to stderr.")
@@ -41,8 +44,16 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	// process without a word on stderr.
 	signal.Ignore(syscall.SIGPIPE)
 	defer signal.Reset(syscall.SIGPIPE)
+	opts := daemon.Options{Version: version, Log: log, Debounce: *debounce}
+	if !*inProcess {
+		// Workers: a runaway compile or JiT preview costs a process, never
+		// the daemon, and each project keeps warm ones ready.
+		pools := jit.NewPools(jit.PoolOptions{Workers: *workers, Command: workerCommand, Logger: log.With("component", "jit")})
+		defer pools.Close()
+		opts.Backend.NewRunner = daemon.NewPooled(pools)
+	}
 	start := time.Now()
-	code := daemon.Serve(ctx, env.stdin, env.stdout, daemon.Options{Version: version, Log: log, Debounce: *debounce})
+	code := daemon.Serve(ctx, env.stdin, env.stdout, opts)
 	log.Info("dfd serve exiting", "code", code, "uptime", time.Since(start).Round(time.Millisecond))
 	return code
 }
