@@ -41,6 +41,9 @@ type BackendOptions struct {
 	Resolver *project.CoreResolver
 	// CompileTimeout and JitTimeout bound one compile and one JiT run.
 	CompileTimeout, JitTimeout time.Duration
+	// Getenv reads the environment for BigQuery credentials (default
+	// os.Getenv): DFD_BIGQUERY_ENDPOINT, GOOGLE_APPLICATION_CREDENTIALS, ….
+	Getenv func(string) string
 }
 
 // Backend implements lsp.Backend on dfd's compiler.
@@ -53,6 +56,16 @@ type Backend struct {
 	mu       sync.Mutex // guards projects and settings
 	projects map[string]*openProject
 	settings lsp.Settings
+
+	bqMu sync.Mutex // guards bq
+	bq   map[string]*bqConn
+
+	// Background work (BigQuery prefetches) runs under bgCtx and is
+	// waited for by Close.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bgMu     sync.Mutex // orders bg.Add with Close
+	bg       sync.WaitGroup
 }
 
 // openProject is a project ready to compile.
@@ -80,7 +93,8 @@ func NewBackend(opts BackendOptions) *Backend {
 	if r == nil {
 		r = &project.CoreResolver{}
 	}
-	return &Backend{log: opts.Log, opts: opts, resolver: r, projects: map[string]*openProject{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Backend{log: opts.Log, opts: opts, resolver: r, projects: map[string]*openProject{}, bgCtx: ctx, bgCancel: cancel}
 }
 
 // Close closes every project's runner.
@@ -92,6 +106,19 @@ func (b *Backend) Close() error {
 	var errs []error
 	for _, op := range ps {
 		errs = append(errs, op.runner.Close())
+	}
+	b.bgMu.Lock()
+	b.bgCancel()
+	b.bgMu.Unlock()
+	b.bg.Wait()
+	b.bqMu.Lock()
+	conns := b.bq
+	b.bq = nil
+	b.bqMu.Unlock()
+	for _, c := range conns {
+		if c.b != nil {
+			errs = append(errs, c.b.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -119,12 +146,17 @@ func (b *Backend) OpenProject(ctx context.Context, root string, progress func(st
 	}
 	b.mu.Lock()
 	old := b.projects[root]
-	b.projects[root] = &openProject{p: p, core: core, runner: runner}
+	nop := &openProject{p: p, core: core, runner: runner}
+	b.projects[root] = nop
 	b.mu.Unlock()
 	if old != nil {
 		_ = old.runner.Close()
 	}
-	return lsp.ProjectInfo{CoreVersion: core.Version, CoreInstalled: core.Installed}, nil
+	info := lsp.ProjectInfo{CoreVersion: core.Version, CoreInstalled: core.Installed}
+	if ms := b.metadataSource(nop); ms.err != nil {
+		info.Warnings = append(info.Warnings, "metadata source "+ms.kind+": "+ms.err.Error())
+	}
+	return info, nil
 }
 
 // CloseProject implements lsp.Backend.
@@ -136,6 +168,7 @@ func (b *Backend) CloseProject(root string) {
 	if op != nil {
 		_ = op.runner.Close()
 	}
+	b.dropBigQuery(root)
 }
 
 func (b *Backend) project(root string) (*openProject, error) {
@@ -157,6 +190,27 @@ func (b *Backend) Configure(s lsp.Settings) error {
 		if _, err := os.Stat(p); err != nil {
 			return fmt.Errorf("dfd.metadata.snapshot: %w", err)
 		}
+	}
+	switch k := sourceKind(s); k {
+	case SourceNone, SourceSnapshot:
+	case SourceBigQuery:
+		// Connect every open project now, so that a credentials problem
+		// is shown at once (Configure's error becomes a message).
+		b.mu.Lock()
+		var ops []*openProject
+		for _, op := range b.projects {
+			ops = append(ops, op)
+		}
+		b.mu.Unlock()
+		var errs []error
+		for _, op := range ops {
+			if ms := b.metadataSource(op); ms.err != nil {
+				errs = append(errs, ms.err)
+			}
+		}
+		return errors.Join(errs...)
+	default:
+		return fmt.Errorf("dfd.metadata.source %q is not one of snapshot, bigquery, none", s.MetadataSource)
 	}
 	return nil
 }
@@ -209,10 +263,21 @@ func (b *Backend) Compile(ctx context.Context, req lsp.CompileRequest) (*lsp.Com
 		t, err := os.ReadFile(filepath.Join(req.Root, filepath.FromSlash(rel)))
 		return t, err == nil
 	}
+	diags := mapErrors(req.Root, op.p.SettingsFile, res.Errors(), read)
+	if ms := b.metadataSource(op); ms.adapter != nil {
+		budget := time.Second
+		if ms.kind == SourceBigQuery {
+			budget = 3 * time.Second
+		}
+		diags = append(diags, missingTables(ctx, req.Root, res.Graph, ms, read, budget)...)
+		if len(res.Errors()) == 0 {
+			b.prefetch(ms.bq, req.Root, res.Graph)
+		}
+	}
 	return &lsp.CompileResult{
 		CoreVersion: op.core.Version,
 		Actions:     actionsOf(res.Graph),
-		Diagnostics: mapErrors(req.Root, op.p.SettingsFile, res.Errors(), read),
+		Diagnostics: diags,
 		Graph:       &graphHandle{graph: res.Graph, wire: res.GraphWire, overlays: req.Overlays},
 		Elapsed:     time.Since(start),
 	}, nil
@@ -292,21 +357,24 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 
 	res := &lsp.JitResult{Calls: []lsp.AdapterCall{}}
 	var inner adapters.DbAdapter = noSnapshot{}
-	setting := b.currentSettings().MetadataSnapshot
-	if setting == "" {
+	ms := b.metadataSource(op)
+	switch {
+	case ms.adapter != nil:
+		inner = ms.adapter
+		res.Adapter = ms.desc
+	case ms.err != nil && ms.kind == SourceSnapshot:
 		res.Adapter = "none"
-		res.Warnings = append(res.Warnings, "No metadata snapshot is configured: every database call of the JiT code fails. "+
-			"Set dfd.metadata.snapshot (initializationOptions or workspace settings) to a snapshot file to preview against its tables.")
-	} else {
-		file := resolveSnapshotPath(setting, op.p.Root)
-		a, err := b.meta.adapter(file, op.p.Settings.DefaultProject)
-		if err != nil {
-			res.Adapter = "none"
-			res.Warnings = append(res.Warnings, "The metadata snapshot cannot be used, so every database call fails: "+err.Error())
-		} else {
-			inner = a
-			res.Adapter = "offline snapshot " + file
-		}
+		res.Warnings = append(res.Warnings, "The metadata snapshot cannot be used, so every database call fails: "+ms.err.Error())
+	case ms.err != nil && ms.kind == SourceBigQuery:
+		res.Adapter = "none"
+		res.Warnings = append(res.Warnings, "BigQuery cannot be used as the metadata source, so every database call fails: "+ms.err.Error())
+	case ms.err != nil:
+		res.Adapter = "none"
+		res.Warnings = append(res.Warnings, ms.err.Error())
+	default:
+		res.Adapter = "none"
+		res.Warnings = append(res.Warnings, "No metadata source is configured: every database call of the JiT code fails. "+
+			"Set dfd.metadata.snapshot (initializationOptions or workspace settings) to a snapshot file, or dfd.metadata.source to \"bigquery\", to preview against real tables.")
 	}
 	rec := adapters.NewRecorder(policy.Policy{Mode: policy.Preview}.Wrap(inner))
 	start := time.Now()
@@ -327,6 +395,11 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 			Method: c.Method, Summary: c.Summary, DurationMs: float64(c.Duration.Microseconds()) / 1000,
 			Cached: c.Cached, DryRun: c.DryRun, Error: c.Error, Notes: c.Notes,
 		})
+	}
+	if ms.kind == SourceBigQuery {
+		if w := connectionTrouble(res.Calls); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
 	}
 	if err != nil {
 		return res, fmt.Errorf("JiT code of %s failed: %w", req.Target.String(), err)
@@ -354,22 +427,28 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 
 // TableMetadata implements lsp.Backend.
 func (b *Backend) TableMetadata(ctx context.Context, root string, t lsp.Target) (*lsp.TableInfo, bool) {
-	setting := b.currentSettings().MetadataSnapshot
-	if setting == "" {
-		return nil, false
-	}
 	op, err := b.project(root)
 	if err != nil {
 		return nil, false
 	}
-	file := resolveSnapshotPath(setting, root)
-	a, err := b.meta.adapter(file, op.p.Settings.DefaultProject)
-	if err != nil {
+	ms := b.metadataSource(op)
+	if ms.adapter == nil {
 		return nil, false
 	}
-	tm, err := a.GetTable(ctx, &dataformpb.GetTableRequest{Target: &dataformpb.Target{Database: t.Database, Schema: t.Schema, Name: t.Name}})
+	if ms.kind == SourceBigQuery {
+		// A hover must not wait long for BigQuery: the cache answers at
+		// once for prefetched datasets.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+	}
+	tm, err := ms.adapter.GetTable(ctx, &dataformpb.GetTableRequest{Target: &dataformpb.Target{Database: t.Database, Schema: t.Schema, Name: t.Name}})
 	if err != nil || tm == nil {
 		return nil, false
 	}
-	return tableInfo(tm, "snapshot "+filepath.Base(file)), true
+	src := "BigQuery"
+	if ms.kind == SourceSnapshot {
+		src = "snapshot " + filepath.Base(resolveSnapshotPath(b.currentSettings().MetadataSnapshot, root))
+	}
+	return tableInfo(tm, src), true
 }

@@ -32,8 +32,9 @@ type Backend interface {
 	// JitPreview runs the JiT code of one action of a compiled graph under
 	// the preview policy.
 	JitPreview(ctx context.Context, req JitRequest) (*JitResult, error)
-	// TableMetadata is what the configured metadata snapshot knows about
-	// a table; ok is false when there is no snapshot or no such table.
+	// TableMetadata is what the configured metadata source (snapshot or
+	// BigQuery) knows about a table; ok is false when there is no source
+	// or no such table. It should answer quickly (hovers, completion).
 	TableMetadata(ctx context.Context, root string, t Target) (info *TableInfo, ok bool)
 	// Configure applies the client's settings (initializationOptions and
 	// workspace/didChangeConfiguration).
@@ -45,6 +46,9 @@ type ProjectInfo struct {
 	CoreVersion string `json:"coreVersion"`
 	// CoreInstalled: dfd installed the core into its cache while opening.
 	CoreInstalled bool `json:"coreInstalled,omitempty"`
+	// Warnings are shown to the user (window/showMessage), e.g. a
+	// metadata source that cannot be used.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Settings are the client's dfd settings.
@@ -53,6 +57,13 @@ type Settings struct {
 	// (dfd.metadata.snapshot); JiT previews and hovers read table metadata
 	// from it. Empty: none.
 	MetadataSnapshot string
+	// MetadataSource is dfd.metadata.source: "snapshot", "bigquery" or
+	// "none"; empty means "snapshot" when MetadataSnapshot is set, else
+	// none.
+	MetadataSource string
+	// BigQueryEndpoint (dfd.bigquery.endpoint) and BigQueryCredentials
+	// (dfd.bigquery.credentials) configure the "bigquery" source.
+	BigQueryEndpoint, BigQueryCredentials string
 	// Debounce overrides the as-you-type compile delay (dfd.debounceMs).
 	Debounce time.Duration
 }

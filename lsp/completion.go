@@ -13,8 +13,8 @@ import (
 
 // Completion implements protocol.Server: action names inside ref( and
 // resolve( (and dependency lists), keys and type values of SQLX config
-// blocks, and the functions and constants of includes/ files after
-// "<file>.".
+// blocks, the functions and constants of includes/ files after
+// "<file>.", and column names in SQLX SQL (see completeColumns).
 func (s *Server) Completion(ctx context.Context, params *protocol.CompletionParams) (protocol.CompletionResult, error) {
 	f, err := s.fileAt(params.TextDocument.URI)
 	if err != nil {
@@ -37,6 +37,9 @@ func (s *Server) Completion(ctx context.Context, params *protocol.CompletionPara
 		}
 	default:
 		items = s.completeIncludeMembers(f, off)
+		if items == nil {
+			items = s.completeColumns(ctx, f, off)
+		}
 	}
 	if items == nil {
 		items = []protocol.CompletionItem{}

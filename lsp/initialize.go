@@ -182,7 +182,12 @@ func parseSettings(raw []byte, cur Settings) Settings {
 	var cfg struct {
 		Metadata struct {
 			Snapshot *string `json:"snapshot"`
+			Source   *string `json:"source"`
 		} `json:"metadata"`
+		BigQuery struct {
+			Endpoint    *string `json:"endpoint"`
+			Credentials *string `json:"credentials"`
+		} `json:"bigquery"`
 		DebounceMs *int `json:"debounceMs"`
 	}
 	if b, err := json.Marshal(top); err == nil {
@@ -191,13 +196,27 @@ func parseSettings(raw []byte, cur Settings) Settings {
 	if cfg.Metadata.Snapshot != nil {
 		cur.MetadataSnapshot = *cfg.Metadata.Snapshot
 	}
+	if cfg.Metadata.Source != nil {
+		cur.MetadataSource = *cfg.Metadata.Source
+	}
+	if cfg.BigQuery.Endpoint != nil {
+		cur.BigQueryEndpoint = *cfg.BigQuery.Endpoint
+	}
+	if cfg.BigQuery.Credentials != nil {
+		cur.BigQueryCredentials = *cfg.BigQuery.Credentials
+	}
 	if cfg.DebounceMs != nil && *cfg.DebounceMs >= 0 {
 		cur.Debounce = time.Duration(*cfg.DebounceMs) * time.Millisecond
 	}
-	for _, k := range []string{"dfd.metadata.snapshot", "metadata.snapshot"} {
-		var v string
-		if raw, ok := top[k]; ok && json.Unmarshal(raw, &v) == nil {
-			cur.MetadataSnapshot = v
+	for k, dst := range map[string]*string{
+		"metadata.snapshot": &cur.MetadataSnapshot, "metadata.source": &cur.MetadataSource,
+		"bigquery.endpoint": &cur.BigQueryEndpoint, "bigquery.credentials": &cur.BigQueryCredentials,
+	} {
+		for _, key := range []string{"dfd." + k, k} {
+			var v string
+			if raw, ok := top[key]; ok && json.Unmarshal(raw, &v) == nil {
+				*dst = v
+			}
 		}
 	}
 	return cur
@@ -206,7 +225,7 @@ func parseSettings(raw []byte, cur Settings) Settings {
 // DidChangeConfiguration implements protocol.Server.
 func (s *Server) DidChangeConfiguration(ctx context.Context, params *protocol.DidChangeConfigurationParams) error {
 	raw := []byte(params.Settings)
-	if len(raw) == 0 || string(raw) == "null" || !strings.Contains(string(raw), "dfd") && !strings.Contains(string(raw), "metadata") {
+	if len(raw) == 0 || string(raw) == "null" || !strings.Contains(string(raw), "dfd") && !strings.Contains(string(raw), "metadata") && !strings.Contains(string(raw), "bigquery") {
 		// Pull model (VS Code sends null and expects workspace/configuration).
 		if s.capabilities().configuration {
 			s.goBackground(s.pullConfiguration)
@@ -242,7 +261,8 @@ func (s *Server) applySettings(next Settings) {
 	if !changed {
 		return
 	}
-	s.log.Info("settings changed", "metadata.snapshot", next.MetadataSnapshot)
+	s.log.Info("settings changed", "metadata.snapshot", next.MetadataSnapshot, "metadata.source", next.MetadataSource,
+		"bigquery.endpoint", next.BigQueryEndpoint, "bigquery.credentials", next.BigQueryCredentials)
 	if err := s.backend.Configure(next); err != nil {
 		s.log.Warn("dfd settings", "error", err)
 		s.showMessage(protocol.MessageTypeWarning, "dfd: "+err.Error())

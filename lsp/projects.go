@@ -408,6 +408,10 @@ func (p *projectState) open() (ProjectInfo, error) {
 		msg += " installed"
 	}
 	prog.end(msg)
+	for _, w := range info.Warnings {
+		p.s.log.Warn(w, "project", p.root)
+		p.s.showMessage(protocol.MessageTypeWarning, "dfd: "+p.name()+": "+w)
+	}
 	p.s.log.Info("project ready", "root", p.root, "core", info.CoreVersion, "installed", info.CoreInstalled)
 	return info, nil
 }
@@ -490,7 +494,7 @@ func (p *projectState) compile(version int64) (superseded, ok bool) {
 func (p *projectState) publish(snap *Snapshot, diags []Diagnostic) {
 	snap.index()
 	p.mu.Lock()
-	if p.snap != nil && snap.Info == (ProjectInfo{}) {
+	if p.snap != nil && snap.Info.CoreVersion == "" && !snap.Info.CoreInstalled && len(snap.Info.Warnings) == 0 {
 		snap.Info = p.snap.Info
 	}
 	p.snap = snap

@@ -1,0 +1,137 @@
+package daemon_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/dfdtools/dfd/internal/testenv"
+)
+
+func completionLabels(t *testing.T, s *session, path, marker string, delta int) []string {
+	t.Helper()
+	pos, err := s.ed.Pos(path, marker, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.ed.Server.Completion(s.ctx, &protocol.CompletionParams{TextDocumentPositionParams: tdpp(path, pos)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _ := res.(*protocol.CompletionList)
+	var out []string
+	if list != nil {
+		for _, i := range list.Items {
+			out = append(out, i.Label)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Column names from the project's declarations: after an alias (explicit
+// or the table's name) and in a SELECT list; nowhere else.
+func TestCompletionColumnsFromProject(t *testing.T) {
+	s, root := shopSession(t)
+	path := filepath.Join(root, "definitions", "cols.sqlx")
+	text := "config {\n  type: \"view\",\n  \n}\nSELECT o.am, ord , raw_orders. FROM ${ref(\"raw_orders\")} AS o\nWHERE x. AND o.\n-- o.\n"
+	if err := s.ed.OpenText(s.ctx, path, text); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		marker string
+		delta  int
+		want   string
+	}{
+		{"o.am", 4, "amount_cents,order_id"},          // after an explicit alias (filtered by the client)
+		{"ord ", 3, "amount_cents,order_id"},          // in the SELECT list
+		{"raw_orders. ", 11, "amount_cents,order_id"}, // the table's own name
+		{"AND o.", 6, "amount_cents,order_id"},        // alias outside the SELECT list
+		{"WHERE ", 6, ""},                             // not a SELECT list
+		{"x.", 2, ""},                                 // unknown alias
+		{"-- o.", 5, ""},                              // comment
+	} {
+		if got := strings.Join(completionLabels(t, s, path, c.marker, c.delta), ","); got != c.want {
+			t.Errorf("completion at %q+%d: %q, want %q", c.marker, c.delta, got, c.want)
+		}
+	}
+	if keys := completionLabels(t, s, path, "  \n}", 2); contains(keys, "order_id") {
+		t.Errorf("columns in the config block: %v", keys)
+	}
+}
+
+// snapshotProject declares a table of the clickstream snapshot and one the
+// snapshot lacks; report.sqlx refs both.
+func snapshotProject(t *testing.T) (root, snapshot string) {
+	data, err := os.ReadFile(snapshotPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot = filepath.Join(t.TempDir(), "snapshot.json")
+	if err := os.WriteFile(snapshot, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root = testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+		"workflow_settings.yaml": "defaultProject: acme-collector\ndefaultDataset: clicks\ndefaultLocation: US\n",
+		"definitions/sources.js": `declare({database: "acme-collector", schema: "landing", name: "raw_clicks", columns: {extra_col: "Described in the project."}});
+declare({database: "acme-collector", schema: "landing", name: "later"});`,
+		"definitions/report.sqlx": "config { type: \"view\" }\nSELECT c.  FROM ${ref(\"raw_clicks\")} c\nLEFT JOIN ${ref(\"later\")} ON TRUE\n",
+	})
+	return root, snapshot
+}
+
+// Columns also come from the metadata source.
+func TestCompletionColumnsFromMetadata(t *testing.T) {
+	root, snapshot := snapshotProject(t)
+	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd.metadata.snapshot": snapshot})})
+	s.init(t, root)
+	s.awaitPreviewChanged(t, 0, "")
+	path := filepath.Join(root, "definitions", "report.sqlx")
+	if err := s.ed.Open(s.ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	got := completionLabels(t, s, path, "c. ", 2)
+	for _, want := range []string{"click_id", "visitor_id", "country", "page", "extra_col"} {
+		if !contains(got, want) {
+			t.Errorf("column completion lacks %s: %v", want, got)
+		}
+	}
+	if contains(got, "page.url") {
+		t.Errorf("nested columns offered: %v", got)
+	}
+}
+
+// A ref to a declared table that the metadata source does not know gets a
+// warning, cleared once the metadata knows the table.
+func TestMissingTableWarning(t *testing.T) {
+	root, snapshot := snapshotProject(t)
+	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd.metadata.snapshot": snapshot})})
+	s.init(t, root)
+	path := filepath.Join(root, "definitions", "report.sqlx")
+	ds := s.awaitDiags(t, path, "missing table warning", func(ds []protocol.Diagnostic) bool { return len(ds) > 0 })
+	if len(ds) != 1 || ds[0].Severity != protocol.DiagnosticSeverityWarning || rangeText(t, path, ds[0].Range) != `ref("later")` ||
+		!hasMessage(ds, "table acme-collector.landing.later does not exist in BigQuery (per metadata offline snapshot "+snapshot+")") {
+		t.Fatalf("diagnostics: %q %+v", messages(ds), ds)
+	}
+	// The table appears in the snapshot: the next compile clears the warning.
+	data, err := os.ReadFile(snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), `"tables": [`, `"tables": [
+    {"target": {"database": "acme-collector", "schema": "landing", "name": "later"}, "type": "TABLE", "fields": [{"name": "id", "primitive": "STRING"}]},`, 1))
+	if err := os.WriteFile(snapshot, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ed.Open(s.ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ed.Save(s.ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	s.awaitDiags(t, path, "no warning", func(ds []protocol.Diagnostic) bool { return ds != nil && len(ds) == 0 })
+}

@@ -1,0 +1,318 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/cache"
+	"github.com/dfdtools/dfd/adapters/connect"
+	"github.com/dfdtools/dfd/adapters/credentials"
+	"github.com/dfdtools/dfd/lsp"
+	"github.com/dfdtools/dfd/lsp/source"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+// Metadata sources (dfd.metadata.source).
+const (
+	SourceSnapshot = "snapshot"
+	SourceBigQuery = "bigquery"
+	SourceNone     = "none"
+)
+
+// sourceKind is the effective metadata source of settings: the explicit
+// dfd.metadata.source, else "snapshot" when a snapshot is set, else none.
+func sourceKind(s lsp.Settings) string {
+	switch k := strings.ToLower(strings.TrimSpace(s.MetadataSource)); k {
+	case "":
+		if s.MetadataSnapshot != "" {
+			return SourceSnapshot
+		}
+		return SourceNone
+	default:
+		return k
+	}
+}
+
+// metaSource is what answers a project's metadata calls.
+type metaSource struct {
+	kind    string
+	adapter adapters.DbAdapter // nil: none usable
+	desc    string             // "offline snapshot /p/x.json", "BigQuery (project p, endpoint e)"
+	err     error              // why adapter is nil although a source is configured
+	bq      *bqConn
+}
+
+// bqConn is a project's BigQuery connection (connect.Open), kept while
+// the settings and the project's defaults stay the same.
+type bqConn struct {
+	key bqKey
+	b   *connect.Backend
+	err error
+
+	mu          sync.Mutex // guards prefetching
+	prefetching bool
+}
+
+type bqKey struct{ endpoint, creds, defProject, defLocation string }
+
+// metadataSource resolves the metadata source of an open project.
+func (b *Backend) metadataSource(op *openProject) metaSource {
+	s := b.currentSettings()
+	kind := sourceKind(s)
+	switch kind {
+	case SourceNone:
+		return metaSource{kind: kind}
+	case SourceSnapshot:
+		if s.MetadataSnapshot == "" {
+			return metaSource{kind: kind, err: errors.New("dfd.metadata.source is \"snapshot\" but dfd.metadata.snapshot is not set")}
+		}
+		file := resolveSnapshotPath(s.MetadataSnapshot, op.p.Root)
+		a, err := b.meta.adapter(file, op.p.Settings.DefaultProject)
+		if err != nil {
+			return metaSource{kind: kind, err: err}
+		}
+		return metaSource{kind: kind, adapter: a, desc: "offline snapshot " + file}
+	case SourceBigQuery:
+		c := b.bigquery(op, s)
+		if c.err != nil {
+			return metaSource{kind: kind, err: c.err, bq: c}
+		}
+		desc := "BigQuery (project " + c.b.Credentials.Project
+		if c.b.Credentials.Endpoint != "" {
+			desc += ", endpoint " + c.b.Credentials.Endpoint
+		}
+		return metaSource{kind: kind, adapter: c.b.Cache, desc: desc + ")", bq: c}
+	default:
+		return metaSource{kind: kind, err: fmt.Errorf("dfd.metadata.source %q is not one of snapshot, bigquery, none", s.MetadataSource)}
+	}
+}
+
+// bigquery returns the project's BigQuery connection, opening it (again)
+// when the settings changed. Failures are kept in the connection.
+func (b *Backend) bigquery(op *openProject, s lsp.Settings) *bqConn {
+	key := bqKey{s.BigQueryEndpoint, s.BigQueryCredentials, op.p.Settings.DefaultProject, op.p.Settings.DefaultLocation}
+	b.bqMu.Lock()
+	defer b.bqMu.Unlock()
+	if c := b.bq[op.p.Root]; c != nil && c.key == key {
+		return c
+	}
+	if old := b.bq[op.p.Root]; old != nil && old.b != nil {
+		_ = old.b.Close()
+	}
+	ctx, cancel := context.WithTimeout(b.bgCtx, 30*time.Second)
+	defer cancel()
+	c := &bqConn{key: key}
+	cb, err := connect.Open(ctx, connect.Config{
+		Config: credentials.Config{
+			Endpoint:        s.BigQueryEndpoint,
+			CredentialsFile: s.BigQueryCredentials,
+			ProjectDir:      op.p.Root,
+			DefaultProject:  op.p.Settings.DefaultProject,
+			DefaultLocation: op.p.Settings.DefaultLocation,
+			Getenv:          b.opts.Getenv,
+		},
+		Log: func(format string, args ...any) {
+			b.log.Warn("BigQuery metadata cache: "+fmt.Sprintf(format, args...), "project", op.p.Root)
+		},
+	})
+	if err != nil {
+		c.err = fmt.Errorf("cannot connect to BigQuery for %s: %w", filepath.Base(op.p.Root), err)
+		b.log.Warn("BigQuery metadata source", "project", op.p.Root, "error", err)
+	} else {
+		c.b = cb
+		b.log.Info("BigQuery metadata source", "project", op.p.Root, "billing project", cb.Credentials.Project,
+			"endpoint", cb.Credentials.Endpoint, "cache", cb.Cache.Path())
+	}
+	if b.bq == nil {
+		b.bq = map[string]*bqConn{}
+	}
+	b.bq[op.p.Root] = c
+	return c
+}
+
+// dropBigQuery closes a project's BigQuery connection.
+func (b *Backend) dropBigQuery(root string) {
+	b.bqMu.Lock()
+	c := b.bq[root]
+	delete(b.bq, root)
+	b.bqMu.Unlock()
+	if c != nil && c.b != nil {
+		_ = c.b.Close()
+	}
+}
+
+// prefetch warms the BigQuery cache with the datasets graph references,
+// in a goroutine the Backend owns (at most one per project at a time).
+func (b *Backend) prefetch(c *bqConn, root string, g *dataformpb.CompiledGraph) {
+	if c == nil || c.b == nil || g == nil {
+		return
+	}
+	ds := connect.GraphDatasets(g, c.b.Credentials.DefaultDatabase)
+	if len(ds) == 0 {
+		return
+	}
+	c.mu.Lock()
+	if c.prefetching {
+		c.mu.Unlock()
+		return
+	}
+	c.prefetching = true
+	c.mu.Unlock()
+	b.bgMu.Lock()
+	if b.bgCtx.Err() != nil {
+		b.bgMu.Unlock()
+		return
+	}
+	b.bg.Add(1)
+	b.bgMu.Unlock()
+	go func() {
+		defer b.bg.Done()
+		defer func() { c.mu.Lock(); c.prefetching = false; c.mu.Unlock() }()
+		ctx, cancel := context.WithTimeout(b.bgCtx, 2*time.Minute)
+		defer cancel()
+		start := time.Now()
+		if err := c.b.Cache.Prefetch(ctx, ds); err != nil && !onlyNotFound(err) {
+			if b.bgCtx.Err() == nil {
+				b.log.Warn("prefetching BigQuery metadata failed; previews and hovers use what is cached", "project", root, "error", err)
+			}
+			return
+		}
+		b.log.Debug("prefetched BigQuery metadata", "project", root, "datasets", datasetNames(ds), "elapsed", time.Since(start))
+	}()
+}
+
+// onlyNotFound: every error of a (joined) prefetch error is NOT_FOUND —
+// datasets the project will create but that do not exist yet.
+func onlyNotFound(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !onlyNotFound(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return adapters.CodeOf(err) == adapters.NotFound
+}
+
+func datasetNames(ds []cache.Dataset) string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.Database+"."+d.Schema)
+	}
+	return strings.Join(out, ",")
+}
+
+// connectionTrouble is a preview warning when calls failed because the
+// backend could not be reached or refused the credentials.
+func connectionTrouble(calls []lsp.AdapterCall) string {
+	for _, c := range calls {
+		for _, code := range []adapters.Code{adapters.Unavailable, adapters.DeadlineExceeded, "UNAUTHENTICATED"} {
+			if strings.HasPrefix(c.Error, string(code)) {
+				return "BigQuery could not answer a database call (" + c.Error + "): the preview is based on cached metadata only, or none."
+			}
+		}
+	}
+	return ""
+}
+
+// missingTables is a Warning on each ref to a declared table the metadata
+// source says does not exist. It spends at most budget on metadata calls
+// (the BigQuery source answers from its cache once prefetched).
+func missingTables(ctx context.Context, root string, g *dataformpb.CompiledGraph, ms metaSource, read func(string) ([]byte, bool), budget time.Duration) []lsp.Diagnostic {
+	if ms.adapter == nil || len(g.GetDeclarations()) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	missing := map[string]*dataformpb.Target{}
+	for _, d := range g.GetDeclarations() {
+		t := d.GetTarget()
+		if t == nil {
+			continue
+		}
+		_, err := ms.adapter.GetTable(ctx, &dataformpb.GetTableRequest{Target: t})
+		if adapters.CodeOf(err) == adapters.NotFound {
+			missing[adapters.TargetString(t)] = t
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	src := "from " + ms.desc
+	if ms.kind == SourceSnapshot {
+		src = ms.desc
+	}
+	type fileDep struct {
+		file string
+		deps []*dataformpb.Target
+	}
+	var users []fileDep
+	for _, t := range g.GetTables() {
+		users = append(users, fileDep{t.GetFileName(), t.GetDependencyTargets()})
+	}
+	for _, o := range g.GetOperations() {
+		users = append(users, fileDep{o.GetFileName(), o.GetDependencyTargets()})
+	}
+	for _, a := range g.GetAssertions() {
+		users = append(users, fileDep{a.GetFileName(), a.GetDependencyTargets()})
+	}
+	var out []lsp.Diagnostic
+	seen := map[string]bool{}
+	for _, u := range users {
+		if u.file == "" {
+			continue
+		}
+		for _, dep := range u.deps {
+			mt := missing[adapters.TargetString(dep)]
+			if mt == nil {
+				continue
+			}
+			msg := fmt.Sprintf("table %s does not exist in BigQuery (per metadata %s)", adapters.TargetString(mt), src)
+			text, ok := read(u.file)
+			placed := false
+			if ok {
+				m := source.NewMapper(text)
+				for _, r := range source.FindRefs(text) {
+					if !target(mt).Matches(r.Database.Value, r.Schema.Value, r.Name.Value) {
+						continue
+					}
+					k := u.file + fmt.Sprint(r.Span)
+					if seen[k] {
+						continue
+					}
+					seen[k] = true
+					placed = true
+					sl, el := m.LineOf(r.Span.Start), m.LineOf(r.Span.End)
+					out = append(out, lsp.Diagnostic{
+						Path: filepath.Join(root, filepath.FromSlash(u.file)),
+						Line: sl, Col: r.Span.Start - m.OffsetBytes(sl, 0),
+						EndLine: el, EndCol: r.Span.End - m.OffsetBytes(el, 0),
+						Severity: lsp.SeverityWarning, Message: msg, Source: "dfd", Code: "missing-table",
+					})
+				}
+			}
+			if !placed && !seen[u.file+msg] {
+				seen[u.file+msg] = true
+				out = append(out, lsp.Diagnostic{
+					Path: filepath.Join(root, filepath.FromSlash(u.file)), EndLine: -1,
+					Severity: lsp.SeverityWarning, Message: msg, Source: "dfd", Code: "missing-table",
+				})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Line < out[j].Line
+	})
+	return out
+}
