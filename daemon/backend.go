@@ -272,6 +272,7 @@ func (b *Backend) Compile(ctx context.Context, req lsp.CompileRequest) (*lsp.Com
 		diags = append(diags, missingTables(ctx, req.Root, res.Graph, ms, read, budget)...)
 		if len(res.Errors()) == 0 {
 			b.prefetch(ms.bq, req.Root, res.Graph)
+			diags = append(diags, b.jitDiagnostics(ctx, op, ms, req.Root, res.Graph, res.GraphWire, req.Overlays)...)
 		}
 	}
 	return &lsp.CompileResult{

@@ -1,0 +1,186 @@
+package daemon
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/policy"
+	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/lsp"
+	"github.com/dfdtools/dfd/lsp/source"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+// Bounds of the JiT checks run after each compile (jitDiagnostics).
+const (
+	jitCheckTimeout     = 5 * time.Second  // one action's JiT code
+	jitCheckBudget      = 10 * time.Second // all of them
+	jitCheckConcurrency = 4
+)
+
+// jitDiagnostics runs, like a preview does (preview policy, the metadata
+// source, stand-in execution data), the JiT code of every action defined
+// in an open .js file (a key of overlays), and returns an Error
+// diagnostic (code jit-failed) on the action's `.jitCode(` for each one
+// whose code fails or times out. Failures that may come from a failing
+// database call (any recorded call failed) are not reported: they are
+// what a preview is for. ctx is the compile's: a newer compile cancels it.
+func (b *Backend) jitDiagnostics(ctx context.Context, op *openProject, ms metaSource, root string, g *dataformpb.CompiledGraph, wire []byte, overlays map[string][]byte) []lsp.Diagnostic {
+	if ms.adapter == nil || g == nil || len(overlays) == 0 {
+		return nil
+	}
+	type job struct {
+		file, name, full string
+	}
+	var jobs []job
+	add := func(file string, t, canonical *dataformpb.Target, jit string) {
+		if jit == "" || t == nil || !strings.HasSuffix(file, ".js") {
+			return
+		}
+		if _, open := overlays[file]; !open {
+			return
+		}
+		name := t.GetName()
+		if canonical != nil && canonical.GetName() != "" {
+			name = canonical.GetName()
+		}
+		jobs = append(jobs, job{file: file, name: name, full: adapters.TargetString(t)})
+	}
+	for _, t := range g.GetTables() {
+		add(t.GetFileName(), t.GetTarget(), t.GetCanonicalTarget(), t.GetJitCode())
+	}
+	for _, o := range g.GetOperations() {
+		add(o.GetFileName(), o.GetTarget(), o.GetCanonicalTarget(), o.GetJitCode())
+	}
+	for _, a := range g.GetAssertions() {
+		add(a.GetFileName(), a.GetTarget(), a.GetCanonicalTarget(), a.GetJitCode())
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, jitCheckBudget)
+	defer cancel()
+	var (
+		mu     sync.Mutex
+		out    []lsp.Diagnostic
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, jitCheckConcurrency)
+		parent = ctx
+	)
+	for _, j := range jobs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			msg, failed := b.checkJit(parent, op, ms, g, wire, overlays, j.full)
+			if !failed || parent.Err() != nil {
+				return
+			}
+			d := jitCodeDiagnostic(root, j.file, j.name, overlays[j.file])
+			d.Message = "JiT code of " + j.full + " failed: " + msg
+			mu.Lock()
+			out = append(out, d)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
+		return nil // cancelled: the compile result is dropped anyway
+	}
+	sort.SliceStable(out, func(i, k int) bool {
+		if out[i].Path != out[k].Path {
+			return out[i].Path < out[k].Path
+		}
+		return out[i].Line < out[k].Line
+	})
+	return out
+}
+
+// checkJit runs one action's JiT code; failed reports a script error or
+// timeout that no failed database call may explain.
+func (b *Backend) checkJit(ctx context.Context, op *openProject, ms metaSource, g *dataformpb.CompiledGraph, wire []byte, overlays map[string][]byte, name string) (msg string, failed bool) {
+	action, err := compile.FindAction(g, name)
+	if err != nil {
+		return "", false
+	}
+	jreq, err := compile.JitRequest(g, action, compile.JitOptions{
+		AllowDisabled: true,
+		ExecutionData: compile.PreviewExecutionData(action, time.Now()),
+	})
+	if err != nil {
+		return "", false
+	}
+	enc, err := compile.EncodeJitRequest(jreq, wire)
+	if err != nil {
+		return "", false
+	}
+	rec := adapters.NewRecorder(policy.Policy{Mode: policy.Preview}.Wrap(ms.adapter))
+	actx, cancel := context.WithTimeout(ctx, jitCheckTimeout+time.Second)
+	defer cancel()
+	_, err = op.runner.Jit(actx, JitJob{
+		Request:  enc,
+		Overlays: overlays,
+		RPC: func(ctx context.Context, method string, req []byte) ([]byte, error) {
+			return adapters.Dispatch(ctx, rec, method, req)
+		},
+		Timeout: jitCheckTimeout,
+		Log: func(level, msg string) {
+			b.log.Debug("jit check console."+level+": "+msg, "action", name)
+		},
+	})
+	if err == nil || ctx.Err() != nil {
+		return "", false
+	}
+	for _, c := range rec.Calls() {
+		if c.Code != "" || c.Error != "" {
+			return "", false // possibly caused by the database call
+		}
+	}
+	return err.Error(), true
+}
+
+var jitCodeCallRE = regexp.MustCompile(`\.\s*jitCode\s*\(`)
+
+// jitCodeDiagnostic is an Error diagnostic on the `.jitCode(` of the
+// action called name in file: the one after the publish/operate/assert
+// (…) call naming it, else the file's first, else line 1.
+func jitCodeDiagnostic(root, file, name string, text []byte) lsp.Diagnostic {
+	d := lsp.Diagnostic{
+		Path: filepath.Join(root, filepath.FromSlash(file)), EndLine: -1,
+		Severity: lsp.SeverityError, Source: "dfd", Code: "jit-failed",
+	}
+	if text == nil {
+		return d
+	}
+	var loc []int
+	decl := regexp.MustCompile(`\b(?:publish|operate|assert|table|view|incremental)\s*\(\s*["'\x60]` + regexp.QuoteMeta(name) + `["'\x60]`)
+	if m := decl.FindIndex(text); m != nil {
+		if l := jitCodeCallRE.FindIndex(text[m[1]:]); l != nil {
+			loc = []int{m[1] + l[0], m[1] + l[1]}
+		}
+	}
+	if loc == nil {
+		loc = jitCodeCallRE.FindIndex(text)
+	}
+	if loc == nil {
+		return d
+	}
+	m := source.NewMapper(text)
+	sl, el := m.LineOf(loc[0]), m.LineOf(loc[1])
+	d.Line, d.Col = sl, loc[0]-m.OffsetBytes(sl, 0)
+	d.EndLine, d.EndCol = el, loc[1]-m.OffsetBytes(el, 0)
+	return d
+}
