@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dfdtools/dfd/engine"
@@ -17,6 +18,8 @@ type exchange struct {
 	// interrupted is engine.ErrTimeout or the caller's context error when
 	// the host sent Cancel for that reason.
 	interrupted error
+	// adapterCalls counts the adapter calls the worker made for the request.
+	adapterCalls int32
 }
 
 // call sends req and conducts the conversation until its Response: adapter
@@ -24,7 +27,7 @@ type exchange struct {
 // flight); the caller's cancellation and the deadline become a Cancel
 // frame, and a worker that does not answer within grace after that is
 // killed. A non-nil error means the worker is dead or killed.
-func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wirepb.Request, rpc engine.RPC, timeout, grace time.Duration, onLog func(level, msg string)) (exchange, error) {
+func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wirepb.Request, rpc engine.RPC, timeout, grace time.Duration, onLog func(level, msg string)) (ex exchange, err error) {
 	w.nextID++
 	id := w.nextID
 	req.Id = id
@@ -39,6 +42,7 @@ func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wi
 	rpcCtx, cancelRPCs := context.WithCancel(ctx)
 	var bg sync.WaitGroup
 	st := &callState{id: id, ctx: rpcCtx, rpc: rpc, bg: &bg}
+	defer func() { ex.adapterCalls = st.calls.Load() }()
 	w.cur.Store(st)
 	defer bg.Wait()
 	defer st.finish()
@@ -65,7 +69,6 @@ func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wi
 		return exchange{}, err
 	}
 
-	var ex exchange
 	var deadline, graceC <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -93,7 +96,7 @@ func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wi
 				return ex, w.protocolFailure(fmt.Sprintf("sent an unexpected %T frame", f.GetKind()))
 			}
 		case <-w.dead:
-			return ex, w.crash("exited during the request", nil)
+			return ex, w.crash(reasonExited, nil)
 		case <-deadline:
 			if err := interrupt(engine.ErrTimeout); err != nil {
 				return ex, err
@@ -116,6 +119,10 @@ func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wi
 	}
 }
 
+// reasonExited is the CrashError reason of a worker that died on its own
+// (or was killed from outside) while serving a request.
+const reasonExited = "exited during the request"
+
 // callState is the request in flight, as readLoop needs it to start the
 // goroutines that answer its adapter calls.
 type callState struct {
@@ -126,6 +133,8 @@ type callState struct {
 	mu   sync.Mutex // guards done and the Add of bg
 	done bool
 	bg   *sync.WaitGroup
+
+	calls atomic.Int32 // adapter calls started
 }
 
 // start runs f on a goroutine that call waits for, unless call is done.
@@ -135,6 +144,7 @@ func (s *callState) start(f func(ctx context.Context, rpc engine.RPC)) {
 	if s.done {
 		return // the request is over: the worker waits for nothing
 	}
+	s.calls.Add(1)
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()

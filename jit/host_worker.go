@@ -261,7 +261,7 @@ func (w *hostWorker) isDead() bool {
 	case <-w.exited:
 		return true
 	default:
-		return false
+		return exitedUnreaped(w.pid)
 	}
 }
 
