@@ -878,9 +878,10 @@ func queryKey(req *dataformpb.ExecuteRequest) (string, error) {
 
 // flight is one fetch that every concurrent caller of its key waits for.
 type flight struct {
-	done chan struct{}
-	val  any
-	err  error
+	done    chan struct{}
+	val     any
+	err     error
+	waiters int // callers that joined, under Cache.mu (tests watch it)
 }
 
 // do runs fn once for all concurrent callers of key, in a goroutine the
@@ -921,6 +922,7 @@ func (c *Cache) do(ctx context.Context, key string, fn func(context.Context) (an
 			close(f.done)
 		}()
 	}
+	f.waiters++
 	c.mu.Unlock()
 	select {
 	case <-f.done:

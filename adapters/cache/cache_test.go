@@ -313,7 +313,15 @@ func TestSingleFlight(t *testing.T) {
 			errs <- err
 		})
 	}
-	waitFor(t, func() bool { return b.gets.Load() == 1 && b.lists.Load() == 1 })
+	// Every caller must have joined a fetch before it may finish: a late
+	// caller would find the fetch over and legitimately start its own.
+	waitFor(t, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		g := c.flights[tkey{db: "p", schema: "ds", name: "t03"}.flightKey()]
+		l := c.flights[lkey{db: "p", schema: "ds"}.flightKey()]
+		return g != nil && l != nil && g.waiters == n && l.waiters == n
+	})
 	close(b.gate)
 	wg.Wait()
 	close(errs)
@@ -344,6 +352,13 @@ func TestSingleFlightCallerCancels(t *testing.T) {
 		_, err := c.GetTable(context.Background(), &dataformpb.GetTableRequest{Target: target("t00")})
 		other <- err
 	}()
+	// Cancel only once the other caller has joined the fetch.
+	waitFor(t, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		f := c.flights[tkey{db: "p", schema: "ds", name: "t00"}.flightKey()]
+		return f != nil && f.waiters == 2
+	})
 	cancel()
 	if err := <-done; adapters.CodeOf(err) != adapters.Canceled {
 		t.Errorf("cancelled caller: %v", err)
