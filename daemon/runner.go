@@ -154,29 +154,24 @@ func (r *InProcess) take(ctx context.Context) (*prepared, error) {
 	return pr, nil
 }
 
-func overlayFiles(root string, overlays map[string][]byte) (engine.Files, func(), error) {
-	dir, err := engine.OpenDir(root)
+// begin takes a prepared runtime for one request, routes its console
+// output to log and opens the project's files with the unsaved buffers.
+func (r *InProcess) begin(ctx context.Context, log func(level, msg string), overlays map[string][]byte) (*prepared, engine.Files, func() error, error) {
+	pr, err := r.take(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if len(overlays) == 0 {
-		return dir, func() { dir.Close() }, nil
+	pr.sink.set(log)
+	files, done, err := engine.OpenFiles(r.p.Root, overlays)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	o := &engine.Overlay{Base: dir}
-	for name, content := range overlays {
-		o.Set(name, content)
-	}
-	return o, func() { dir.Close() }, nil
+	return pr, files, done, nil
 }
 
 // Compile implements Runner.
 func (r *InProcess) Compile(ctx context.Context, job CompileJob) (*compile.Result, error) {
-	pr, err := r.take(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pr.sink.set(job.Log)
-	files, done, err := overlayFiles(r.p.Root, job.Overlays)
+	pr, files, done, err := r.begin(ctx, job.Log, job.Overlays)
 	if err != nil {
 		return nil, err
 	}
@@ -186,12 +181,7 @@ func (r *InProcess) Compile(ctx context.Context, job CompileJob) (*compile.Resul
 
 // Jit implements Runner.
 func (r *InProcess) Jit(ctx context.Context, job JitJob) ([]byte, error) {
-	pr, err := r.take(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pr.sink.set(job.Log)
-	files, done, err := overlayFiles(r.p.Root, job.Overlays)
+	pr, files, done, err := r.begin(ctx, job.Log, job.Overlays)
 	if err != nil {
 		return nil, err
 	}

@@ -132,3 +132,21 @@ func (i overlayInfo) Mode() fs.FileMode  { return 0o644 }
 func (i overlayInfo) ModTime() time.Time { return time.Time{} }
 func (i overlayInfo) IsDir() bool        { return false }
 func (i overlayInfo) Sys() any           { return nil }
+
+// OpenFiles opens the project directory root with unsaved editor buffers
+// (root-relative slash paths to content) on top of it: what every compile
+// and JiT request reads. Call close when the request is done.
+func OpenFiles(root string, overlay map[string][]byte) (files Files, close func() error, err error) {
+	dir, err := OpenDir(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(overlay) == 0 {
+		return dir, dir.Close, nil
+	}
+	o := &Overlay{Base: dir}
+	for name, content := range overlay {
+		o.Set(name, content)
+	}
+	return o, dir.Close, nil
+}

@@ -104,19 +104,11 @@ func (s *server) run(ctx context.Context, rt *engine.Runtime, id uint64, job job
 	if root == "" {
 		root = s.opts.Root
 	}
-	dir, err := engine.OpenDir(root)
+	files, closeFiles, err := engine.OpenFiles(root, job.overlay)
 	if err != nil {
 		return nil, err
 	}
-	defer dir.Close()
-	var files engine.Files = dir
-	if len(job.overlay) > 0 {
-		o := &engine.Overlay{Base: dir}
-		for name, content := range job.overlay {
-			o.Set(name, content)
-		}
-		files = o
-	}
+	defer closeFiles()
 	if job.jit {
 		return rt.JitCompile(ctx, files, job.request, s.adapter(id))
 	}
