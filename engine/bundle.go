@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"regexp"
@@ -18,6 +20,7 @@ type Bundle struct {
 	Path    string // bundle.js on disk
 
 	program *goja.Program // the bundle wrapped as a CommonJS module function
+	digest  string        // of the bundle's bytes: keys the transpile cache
 }
 
 type bundleKey struct {
@@ -74,7 +77,8 @@ func compileBundle(path, version string) (*Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling @dataform/core %s (%s): %w", version, path, err)
 	}
-	return &Bundle{Version: version, Path: path, program: prog}, nil
+	sum := sha256.Sum256(src)
+	return &Bundle{Version: version, Path: path, program: prog, digest: version + ":" + hex.EncodeToString(sum[:])}, nil
 }
 
 // Cores before 3.0.57 find the file that defines an action only from V8 call

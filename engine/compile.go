@@ -28,7 +28,7 @@ func (r *Runtime) Compile(ctx context.Context, files Files, request []byte) ([]b
 	defer stop()
 
 	l := r.loader
-	l.files = files
+	l.files, l.stats = files, nil
 	var response []byte
 	err := r.guard(func() error {
 		g := r.vm.GlobalObject()

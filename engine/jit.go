@@ -57,7 +57,7 @@ func (r *Runtime) JitCompile(ctx context.Context, files Files, request []byte, r
 	err := r.guard(func() error {
 		vm := r.vm
 		l := r.loader
-		l.files = files
+		l.files, l.stats = files, nil
 		l.jit = true
 		if _, err := vm.RunString(vm2Passthrough); err != nil {
 			return err

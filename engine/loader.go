@@ -33,6 +33,15 @@ type loader struct {
 	jit   bool // JiT sandbox: no compiler, no builtins
 
 	modules map[string]*goja.Object // absolute filename → module object
+	stats   map[string]statResult   // root-relative path → what Stat said, for this request
+}
+
+// statResult is a remembered Stat. Module resolution stats the same paths
+// over and over (every require of "includes/x" tries x, x.js, …), and a
+// request sees one consistent set of files, so one Stat per path is enough.
+type statResult struct {
+	isFile, isDir bool
+	err           error
 }
 
 // moduleError is thrown into JavaScript as an Error with this message.
@@ -71,14 +80,22 @@ func (l *loader) stat(p string) (isFile, isDir bool, err error) {
 	if !ok {
 		return false, false, nil
 	}
-	fi, err := l.files.Stat(r)
-	if err != nil {
-		if errors.Is(err, ErrOutsideProject) {
-			return false, false, err
-		}
-		return false, false, nil
+	if sr, ok := l.stats[r]; ok {
+		return sr.isFile, sr.isDir, sr.err
 	}
-	return !fi.IsDir(), fi.IsDir(), nil
+	var sr statResult
+	fi, err := l.files.Stat(r)
+	switch {
+	case err == nil:
+		sr = statResult{isFile: !fi.IsDir(), isDir: fi.IsDir()}
+	case errors.Is(err, ErrOutsideProject):
+		sr = statResult{err: err}
+	}
+	if l.stats == nil {
+		l.stats = map[string]statResult{}
+	}
+	l.stats[r] = sr
+	return sr.isFile, sr.isDir, sr.err
 }
 
 func (l *loader) extensions() []string {
@@ -273,12 +290,11 @@ func (l *loader) load(file string) (goja.Value, error) {
 
 	code := text
 	if !l.jit {
-		out, err := l.rt.compiler(goja.Undefined(), vm.ToValue(text), vm.ToValue(file))
-		if err != nil {
+		var err error
+		if code, err = l.transpile(text, file); err != nil {
 			delete(l.modules, file)
 			return nil, err
 		}
-		code = out.String()
 	}
 	prog, err := goja.Compile(file, wrapModule(code), false)
 	if err != nil {
@@ -301,6 +317,31 @@ func (l *loader) load(file string) (goja.Value, error) {
 	}
 	_ = module.Set("loaded", true)
 	return module.Get("exports"), nil
+}
+
+// transpile is core's compiler(text, file), memoized (see transpile.go).
+// JavaScript files are passed through core's compiler uncached: it returns
+// them unchanged, and hashing them would cost more than the call.
+func (l *loader) transpile(text, file string) (string, error) {
+	vm := l.rt.vm
+	if strings.HasSuffix(file, ".js") {
+		out, err := l.rt.compiler(goja.Undefined(), vm.ToValue(text), vm.ToValue(file))
+		if err != nil {
+			return "", err
+		}
+		return out.String(), nil
+	}
+	key := transpileKey(l.rt.bundle.digest, file, text)
+	if out, ok := transpiles.get(key); ok {
+		return out, nil
+	}
+	out, err := l.rt.compiler(goja.Undefined(), vm.ToValue(text), vm.ToValue(file))
+	if err != nil {
+		return "", err
+	}
+	code := out.String()
+	transpiles.put(key, code)
+	return code, nil
 }
 
 // requireFunc is the `require` handed to a module in dir.

@@ -33,6 +33,10 @@ type WorkerOptions struct {
 	// Spares is how many fresh runtimes are kept prepared (default
 	// DefaultSpares).
 	Spares int
+	// TranspileCache is a directory where core's compiler() results are
+	// kept across worker processes (engine.SetTranspileCacheDir); "": in
+	// memory only.
+	TranspileCache string
 	// SampleEvery is the heap sampling period while a request runs
 	// (default 20 ms).
 	SampleEvery time.Duration
@@ -71,6 +75,9 @@ func WorkerArgs(opts WorkerOptions) []string {
 	if opts.Spares > 0 {
 		args = append(args, "--spares="+strconv.Itoa(opts.Spares))
 	}
+	if opts.TranspileCache != "" {
+		args = append(args, "--transpile-cache="+opts.TranspileCache)
+	}
 	return args
 }
 
@@ -87,6 +94,7 @@ func ParseWorkerArgs(args []string, stderr io.Writer) (WorkerOptions, error) {
 	fs.IntVar(&o.GCPercent, "gc-percent", DefaultGCPercent, "GOGC for the worker; 0: leave GOGC as it is")
 	fs.IntVar(&o.MaxFrame, "max-frame", 0, "largest frame accepted, in bytes")
 	fs.IntVar(&o.Spares, "spares", DefaultSpares, "fresh runtimes kept prepared")
+	fs.StringVar(&o.TranspileCache, "transpile-cache", "", "directory for core's compiler() results shared by workers; empty: memory only")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: dfd worker --bundle=PATH --core-version=V --root=DIR [flags]")
 		fmt.Fprintln(stderr, "Serves compile and JiT requests of dfd's worker pool on stdin/stdout (length-delimited")

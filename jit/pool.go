@@ -63,9 +63,10 @@ type PoolOptions struct {
 	MemoryLimit int64
 
 	// Worker process settings, see WorkerOptions.
-	MaxFrame  int
-	GCPercent int
-	Spares    int
+	MaxFrame       int
+	GCPercent      int
+	Spares         int
+	TranspileCache string
 
 	// Command starts a worker: the program and its first arguments, to
 	// which the pool appends WorkerArgs. Default: this executable and
@@ -167,6 +168,8 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 		GCPercent:   opts.GCPercent,
 		MaxFrame:    opts.MaxFrame,
 		Spares:      opts.Spares,
+
+		TranspileCache: opts.TranspileCache,
 	})...)
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Pool{

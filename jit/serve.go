@@ -48,6 +48,9 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, stderr io.Wri
 	if opts.Spares <= 0 {
 		opts.Spares = DefaultSpares
 	}
+	if opts.TranspileCache != "" {
+		engine.SetTranspileCacheDir(opts.TranspileCache)
+	}
 
 	bundle, err := engine.LoadBundle(opts.BundlePath, opts.CoreVersion)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/dfdtools/dfd/engine"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -59,12 +61,30 @@ func run(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
+			if c.name == "compile" || c.name == "jit" {
+				engine.SetTranspileCacheDir(transpileCacheDir(env))
+			}
 			return c.run(ctx, env, args[1:])
 		}
 	}
 	fmt.Fprintf(env.stderr, "dfd: unknown command %q\n\n", args[0])
 	usage(env.stderr)
 	return 2
+}
+
+// transpileCacheDir is where compiler() results are kept between
+// processes: $DFD_TRANSPILE_CACHE ("off" disables it), else dfd's cache
+// directory. A cold `dfd compile` of a project compiled before then skips
+// SQLX transpiling, the largest part of a compile.
+func transpileCacheDir(env *cmdEnv) string {
+	switch d := env.getenv("DFD_TRANSPILE_CACHE"); d {
+	case "off":
+		return ""
+	case "":
+		return engine.DefaultTranspileCacheDir()
+	default:
+		return d
+	}
 }
 
 func usage(w io.Writer) {

@@ -34,9 +34,9 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 		return 2
 	}
-	level := slog.LevelInfo
+	level := new(slog.LevelVar) // info; dfd.logLevel changes it
 	if *verbose {
-		level = slog.LevelDebug
+		level.Set(slog.LevelDebug)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
 	// An editor that dies closes our stdout: a write to it must be an
@@ -44,11 +44,12 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	// process without a word on stderr.
 	signal.Ignore(syscall.SIGPIPE)
 	defer signal.Reset(syscall.SIGPIPE)
-	opts := daemon.Options{Version: version, Log: log, Debounce: *debounce}
+	opts := daemon.Options{Version: version, Log: log, LogLevel: level, Debounce: *debounce}
 	if !*inProcess {
 		// Workers: a runaway compile or JiT preview costs a process, never
 		// the daemon, and each project keeps warm ones ready.
-		pools := jit.NewPools(jit.PoolOptions{Workers: *workers, Command: workerCommand, Logger: log.With("component", "jit")})
+		pools := jit.NewPools(jit.PoolOptions{Workers: *workers, Command: workerCommand,
+			TranspileCache: transpileCacheDir(env), Logger: log.With("component", "jit")})
 		defer pools.Close()
 		opts.Backend.NewRunner = daemon.NewPooled(pools)
 	}
