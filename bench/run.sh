@@ -1,18 +1,32 @@
 #!/usr/bin/env bash
-# compile.sh — wall time and peak memory of `dfd compile --json` against the
-# official `dataform compile --json`, both as cold processes, on generated
-# projects and the repository's fixtures. Writes bench/results/compile.md.
+# run.sh — dfd side by side with the official Dataform CLI, in one run:
 #
-# Usage: bench/compile.sh
+#   1. cold processes: `dataform compile --json` (npm @dataform/cli) vs
+#      `dfd compile --json`, alternating, on generated projects of 30, 400,
+#      1,000 and 3,000 actions and on the repository's clean fixtures, with a
+#      byte comparison of the two --json outputs;
+#   2. the warm daemon as an editor sees it (bench/cmd/lspbench drives the real
+#      `dfd serve` over stdio): recompile after an unsaved edit of one .sqlx
+#      file, and after an edit of an includes/ file, per engine; peak RSS of
+#      the daemon plus its workers;
+#   3. JiT preview latency on a warm worker (0 and 3 adapter calls) vs the
+#      CLI's way on the same requests: a fresh Node process with core's
+#      jitCompiler, and the CLI's own vm2 JiT worker (go test ./jit -bench).
+#
+# Writes bench/results/bench.md (the README quotes its tables).
+#
+# Usage: bench/run.sh
 #
 # Environment:
-#   BENCH_RUNS   timed runs per tool and project (default 5)
-#   BENCH_FULL   1 adds a 3000-action project
-#   BENCH_SIZES  generated sizes, comma-separated (default 30,400,1000[,3000])
-#   BENCH_JIT    1 (default) includes JiT actions in generated projects
-#   BENCH_SEED   generator seed (default 1)
-#   BENCH_OUT    the markdown file to write (default bench/results/compile.md)
-#   BENCH_KEEP   1 keeps the scratch directory
+#   BENCH_RUNS      timed runs per tool and project, and edits per LSP session (default 5)
+#   BENCH_SIZES     generated sizes, comma-separated (default 30,400,1000,3000)
+#   BENCH_ENGINES   engines of the warm-daemon section (default: goja, and node when `dfd serve --engine=node` works)
+#   BENCH_FIXTURES  0 skips the fixtures (default 1)
+#   BENCH_JIT_RUNS  JiT requests per case (default 20; 0 skips section 3)
+#   BENCH_JIT       1 (default) includes JiT actions in generated projects
+#   BENCH_SEED      generator seed (default 1)
+#   BENCH_OUT       the markdown file to write (default bench/results/bench.md)
+#   BENCH_KEEP      1 keeps the scratch directory
 #
 # Method: each tool runs once untimed per project (warm-up of the page
 # cache; its --json output is kept for the byte comparison), then K timed
@@ -25,23 +39,24 @@
 # counts waiting for a CPU.
 # Both tools get --timeout=10m so that big projects on a busy machine are
 # measured rather than cut off (the default, 60 s, is the same in both).
+# dfd's cold runs use its transpile cache on disk (as a user's second
+# compile does); the warm-up run fills it. DFD_TRANSPILE_CACHE points it at
+# the scratch directory so that earlier runs do not count.
 set -euo pipefail
 export LC_ALL=C # awk and sort must read "1.5" the same way everywhere
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 runs=${BENCH_RUNS:-5}
-sizes=${BENCH_SIZES:-30,400,1000}
-if [[ ${BENCH_FULL:-0} == 1 && -z ${BENCH_SIZES:-} ]]; then
-  sizes+=",3000"
-fi
+sizes=${BENCH_SIZES:-30,400,1000,3000}
 jit=${BENCH_JIT:-1}
 seed=${BENCH_SEED:-1}
-out=${BENCH_OUT:-$repo/bench/results/compile.md}
+out=${BENCH_OUT:-$repo/bench/results/bench.md}
+jit_runs=${BENCH_JIT_RUNS:-20}
 core_version=3.0.62 # testenv.CoreVersion
 cli_version=3.0.69  # testenv.CLIVersion
 
-log() { printf 'compile.sh: %s\n' "$*" >&2; }
-die() { printf 'compile.sh: error: %s\n' "$*" >&2; exit 1; }
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() { printf 'bench: error: %s\n' "$*" >&2; exit 1; }
 
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive number, got '$runs'"
 [[ $(uname -s) == Linux ]] || die "bench/cmd/measure needs Linux (/proc, child subreapers)"
@@ -56,8 +71,9 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 
-log "building dfd, genproject and measure"
-(cd "$repo" && go build -o "$work/bin/" ./cmd/dfd ./bench/cmd/genproject ./bench/cmd/measure) || die "go build failed"
+log "building dfd, genproject, measure and lspbench"
+(cd "$repo" && go build -o "$work/bin/" ./cmd/dfd ./bench/cmd/genproject ./bench/cmd/measure ./bench/cmd/lspbench) || die "go build failed"
+export DFD_TRANSPILE_CACHE=$work/transpile-cache
 dfd=$work/bin/dfd
 cli_dir=$("$repo/tools/npm/ensure.sh" "@dataform/cli@$cli_version") || die "cannot install @dataform/cli@$cli_version"
 core_dir=$("$repo/tools/npm/ensure.sh" "@dataform/core@$core_version") || die "cannot install @dataform/core@$core_version"
@@ -80,10 +96,11 @@ for n in "${size_list[@]}"; do
   add_core "$work/projects/$name"
   projects+=("$name")
 done
+generated=("${projects[@]}")
 # Fixtures that compile cleanly with this core (testdata/README.md) and have a
 # package.json. A dataformCoreVersion project makes the CLI run `npm i` on
 # every compile, which would time npm and the network, not the compiler.
-while read -r name; do
+while [[ ${BENCH_FIXTURES:-1} == 1 ]] && read -r name; do
   [[ -f $repo/testdata/projects/$name/package.json ]] || continue
   cp -r "$repo/testdata/projects/$name" "$work/projects/$name"
   add_core "$work/projects/$name"
@@ -148,6 +165,32 @@ for name in "${projects[@]}"; do
     log "$name: run $i/$runs: cli $(tail -n 1 "$work/runs/$name.cli" | cut -d' ' -f1) s, dfd $(tail -n 1 "$work/runs/$name.dfd" | cut -d' ' -f1) s"
   done
 done
+
+# ---- warm daemon over LSP --------------------------------------------------
+
+engines=${BENCH_ENGINES:-goja}
+if [[ -z ${BENCH_ENGINES:-} ]] && "$dfd" serve --help 2>&1 | grep -q -- '-engine' &&
+  [[ $(node --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/') -ge 20 ]]; then
+  engines="goja node"
+fi
+mkdir -p "$work/lsp"
+for name in "${generated[@]}"; do
+  for engine in $engines; do
+    serve_args=""
+    [[ $engine != goja ]] && serve_args="--engine=$engine"
+    log "$name: warm daemon ($engine engine), $runs edits of each kind"
+    "$work/bin/lspbench" -dfd "$dfd" -project "$work/projects/$name" -runs "$runs" -serve-args "$serve_args" \
+      >"$work/lsp/$name.$engine.json" || die "lspbench failed on $name ($engine)"
+  done
+done
+
+# ---- JiT previews ----------------------------------------------------------
+
+if [[ $jit_runs != 0 ]]; then
+  log "JiT latency: warm worker vs the CLI's per-action process, $jit_runs requests per case"
+  (cd "$repo" && go test ./jit -run '^$' -bench 'JitWarm|JitCLIWay' -benchtime "${jit_runs}x" -count 1 -timeout 30m) \
+    >"$work/jit.txt" 2>&1 || { cat "$work/jit.txt" >&2; die "the JiT benchmarks failed"; }
+fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- report ----------------------------------------------------------------
@@ -171,9 +214,13 @@ fi
 
 mkdir -p "$(dirname "$out")"
 {
-  echo "# Compile benchmark: dfd vs the official Dataform CLI"
+  echo "# dfd vs the official Dataform CLI"
   echo
-  echo "Generated by \`bench/compile.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'). Both tools run as cold processes:"
+  echo "Generated by \`bench/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC')."
+  echo
+  echo "## Cold compile"
+  echo
+  echo "Both tools run as cold processes:"
   echo "\`node @dataform/cli/bundle.js compile <dir> --json\` and \`dfd compile <dir> --json\`."
   echo "$runs timed runs per tool and project, alternating between the tools after one untimed warm-up run each."
   echo "Wall and CPU (user + system, all processes) times are medians, with min–max for wall, in seconds. Peak RSS is the"
@@ -207,7 +254,59 @@ mkdir -p "$(dirname "$out")"
         n, a, f, cm, cl, ch, dm, dl, dh, cm / dm, cc, dc, cc / dc, cr / 1024, dr / 1024, cmp }'
   done
   echo
-  echo "CLI / dfd above 1 means dfd is faster or uses less CPU. Raw runs (wall s, peak KiB, CPU s), in the order they ran:"
+  echo "CLI / dfd above 1 means dfd is faster or uses less CPU."
+  echo
+  echo "## Warm daemon: recompile after an edit, as the editor sees it"
+  echo
+  echo "\`bench/cmd/lspbench\` starts \`dfd serve\` (the real binary, with its worker processes) over stdio, opens the"
+  echo "project and waits for the first compile (open), then $runs times: an unsaved edit of one .sqlx file until"
+  echo "\`dfd/preview\` of that file shows it (edit), and an unsaved edit of an \`includes/\` file until \`dfd/preview\` answers"
+  echo "from a compile that covers it (includes); one untimed round first. As-you-type debounce 1 ms. Milliseconds,"
+  echo "median (min–max). CLI / dfd compares the CLI's cold compile median above with the edit median. Peak RSS is the"
+  echo "summed resident memory of the daemon and its workers over the whole session, sampled every 25 ms."
+  echo
+  echo "| project | actions | engine | open s | edit ms | includes edit ms | CLI cold / dfd edit | peak RSS MB (processes) |"
+  echo "|---|---:|---|---:|---:|---:|---:|---:|"
+  for name in "${generated[@]}"; do
+    read -r cm _ _ < <(stats "$work/runs/$name.cli" 1)
+    for engine in $engines; do
+      node -e '
+        const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+        const st = a => { const v = [...a].sort((x, y) => x - y); const n = v.length;
+          const m = n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2; return [m, v[0], v[n - 1]]; };
+        const [em, el, eh] = st(r.editMs), [im, il, ih] = st(r.includesMs);
+        const f = x => x.toFixed(0);
+        process.stdout.write(`| ${process.argv[2]} | ${process.argv[3]} | ${process.argv[4]} | ${(r.openMs / 1000).toFixed(2)} | ` +
+          `${f(em)} (${f(el)}–${f(eh)}) | ${f(im)} (${f(il)}–${f(ih)}) | ${(Number(process.argv[5]) * 1000 / em).toFixed(1)}× | ` +
+          `${(r.peakRssKiB / 1024).toFixed(0)} (${r.processes}) |\n`);
+      ' "$work/lsp/$name.$engine.json" "$name" "$(count_actions "$work/json/$name.cli.json")" "$engine" "$cm"
+    done
+  done
+  if [[ $jit_runs != 0 ]]; then
+    echo
+    echo "## JiT preview latency"
+    echo
+    echo "The same JiT requests and adapter answers (\`go test ./jit -bench 'JitWarm|JitCLIWay' -benchtime ${jit_runs}x\`):"
+    echo "dfd's warm worker through the real pipe (adapter answered in the daemon at once, i.e. cached metadata), a fresh"
+    echo "Node process running core's jitCompiler, and the official CLI's own vm2 JiT worker process, which \`dataform run\`"
+    echo "starts for every JiT action. Median (p50) and p95 in milliseconds."
+    echo
+    echo "| adapter calls | dfd warm worker p50 (p95) | fresh Node + core p50 | CLI JiT worker p50 | CLI worker / dfd |"
+    echo "|---:|---:|---:|---:|---:|"
+    for c in 0 3; do
+      awk -v c="$c-calls" '
+        function metric(unit,   i) { for (i = 2; i <= NF; i++) if ($i == unit) return $(i - 1); return "" }
+        $1 ~ "^BenchmarkJitWarm/" c "(-[0-9]+)?$" { w50 = metric("p50-ms"); w95 = metric("p95-ms") }
+        $1 ~ "^BenchmarkJitCLIWay/" c "/node(-[0-9]+)?$" { n50 = metric("p50-ms") }
+        $1 ~ "^BenchmarkJitCLIWay/" c "/cli-worker(-[0-9]+)?$" { v50 = metric("p50-ms") }
+        END { printf "| %s | %.2f (%.2f) | %.0f | %.0f | %.0f× |\n", substr(c, 1, 1), w50, w95, n50, v50, (w50 > 0 ? v50 / w50 : 0) }
+      ' "$work/jit.txt"
+    done
+  fi
+  echo
+  echo "## Raw runs"
+  echo
+  echo "Cold compiles (wall s, peak KiB, CPU s), in the order they ran:"
   echo
   echo '```'
   for name in "${projects[@]}"; do
