@@ -49,3 +49,83 @@ func TestNeovim(t *testing.T) {
 		t.Errorf("neovim: %s passed, %s failed", m[1], m[2])
 	}
 }
+
+// TestNeovimConfigs loads each Neovim configuration of the README
+// (neovim/dfd.lua: vim.lsp.start; neovim/lspconfig.lua: an nvim-lspconfig
+// custom server) into headless Neovim, with `dfd` on PATH as a user has
+// it, and checks through testdata/lsp/nvim/configs.lua that opening a
+// project's files starts one dfd client with the project as root, that its
+// diagnostics and settings arrive, and that a file outside any project
+// starts nothing. configs.lua explains what it supplies on Neovim 0.7.
+func TestNeovimConfigs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no editor")
+	}
+	script := filepath.Join(testenv.RepoRoot(), "testdata", "lsp", "nvim")
+	out, err := exec.Command("bash", filepath.Join(script, "ensure-nvim.sh")).Output()
+	if err != nil {
+		t.Fatalf("installing neovim: %v", err)
+	}
+	nvim := strings.TrimSpace(string(out))
+	bin := t.TempDir()
+	if err := os.Symlink(dfdBin(t), filepath.Join(bin, "dfd")); err != nil {
+		t.Fatal(err)
+	}
+	for _, config := range []string{"dfd.lua", "lspconfig.lua"} {
+		t.Run(config, func(t *testing.T) {
+			root := jitWorkspace(t)
+			if err := os.WriteFile(filepath.Join(root, "definitions", "broken.sqlx"), []byte("config { type: \"view\" }\nSELECT * FROM ${ref(\"no_such_table\")}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := os.ReadFile(snapshotPath())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "metadata.json"), snap, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			outside := filepath.Join(t.TempDir(), "notes.js")
+			if err := os.WriteFile(outside, []byte("// not a Dataform project\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			result := filepath.Join(t.TempDir(), "result.txt")
+			cmd := exec.Command(nvim, "--headless", "--clean", "-c", "luafile "+filepath.Join(script, "configs.lua"))
+			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+				"DFD_CONFIG="+filepath.Join(testenv.RepoRoot(), "neovim", config), "DFD_PROJECT="+root, "DFD_OUTSIDE="+outside,
+				"DFD_RESULT="+result, "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir(),
+				"XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+			cmd.Dir = t.TempDir()
+			combined, err := cmd.CombinedOutput()
+			report, rerr := os.ReadFile(result)
+			if rerr != nil {
+				t.Fatalf("neovim wrote no report (err %v):\n%s", err, combined)
+			}
+			t.Logf("neovim report:\n%s", report)
+			m := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`).FindStringSubmatch(string(report))
+			if m == nil {
+				t.Fatalf("no summary line in the report")
+			}
+			if m[2] != "0" || m[1] == "0" {
+				t.Errorf("neovim: %s passed, %s failed", m[1], m[2])
+			}
+		})
+	}
+}
+
+// TestReadmeNeovimConfigs keeps the README's Neovim section and the files
+// the headless test loads the same text.
+func TestReadmeNeovimConfigs(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, config := range []string{"dfd.lua", "lspconfig.lua"} {
+		b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "neovim", config))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(readme), "```lua\n"+string(b)+"```\n") {
+			t.Errorf("README.md does not quote neovim/%s verbatim in a ```lua block", config)
+		}
+	}
+}

@@ -1,0 +1,138 @@
+-- Headless Neovim test of the configurations the README gives (neovim/dfd.lua
+-- and neovim/lspconfig.lua), run by daemon/nvim_test.go:
+--   nvim --headless --clean -c 'luafile testdata/lsp/nvim/configs.lua'
+-- Environment: DFD_CONFIG (the configuration file to load), DFD_PROJECT (a
+-- project with a broken file and metadata.json at its root), DFD_OUTSIDE (a
+-- .js file outside any project), DFD_RESULT (report file). `dfd` must be on
+-- PATH: the configurations start it by that name.
+--
+-- Debian's Neovim is 0.7.2, older than the configurations' target (0.8+), and
+-- nvim-lspconfig cannot be installed from the registries CI reaches, so this
+-- script supplies, only where they are missing:
+--   * vim.lsp.start (0.8) with 0.8's semantics: reuse the client of the same
+--     name and root_dir, else start one; attach the current buffer;
+--   * the .sqlx filetype mapping (0.7 reads vim.filetype.add() mappings only
+--     with g:do_filetype_lua set at startup);
+--   * the part of nvim-lspconfig the configuration uses: configs[name] =
+--     { default_config = … }, util.root_pattern, and setup(), which — as
+--     lspconfig does — starts or joins a client on FileType for buffers whose
+--     root_dir(fname) is found.
+-- What is tested is the configurations themselves: their command, file
+-- types, root detection and settings, against the real dfd.
+local passed, failed = 0, 0
+local report = {}
+local function log(s) table.insert(report, s) end
+local function check(name, ok, detail)
+  if ok then
+    passed = passed + 1
+    log('PASS ' .. name)
+  else
+    failed = failed + 1
+    log('FAIL ' .. name .. (detail and (': ' .. detail) or ''))
+  end
+end
+local function finish()
+  log(string.format('%d passed, %d failed', passed, failed))
+  local f = io.open(os.getenv('DFD_RESULT'), 'w')
+  f:write(table.concat(report, '\n') .. '\n')
+  f:close()
+  vim.cmd('qa!')
+end
+
+if vim.fn.has('nvim-0.8') == 0 then
+  -- 0.7 only reads vim.filetype.add() mappings when g:do_filetype_lua was
+  -- set at startup; this is the same mapping the legacy way.
+  vim.api.nvim_create_autocmd({ 'BufRead', 'BufNewFile' }, { pattern = '*.sqlx', command = 'setfiletype sqlx' })
+end
+if not vim.lsp.start then
+  vim.lsp.start = function(config)
+    local bufnr = vim.api.nvim_get_current_buf()
+    for _, c in pairs(vim.lsp.get_active_clients()) do
+      if c.name == config.name and c.config.root_dir == config.root_dir then
+        vim.lsp.buf_attach_client(bufnr, c.id)
+        return c.id
+      end
+    end
+    local id = vim.lsp.start_client(config)
+    if id then vim.lsp.buf_attach_client(bufnr, id) end
+    return id
+  end
+end
+if not pcall(require, 'lspconfig') then
+  local configs = {}
+  package.preload['lspconfig.configs'] = function() return configs end
+  package.preload['lspconfig.util'] = function()
+    return {
+      root_pattern = function(...)
+        local markers = { ... }
+        return function(fname)
+          local dir = vim.fn.fnamemodify(fname, ':p:h')
+          for _, m in ipairs(markers) do
+            local f = vim.fn.findfile(m, dir .. ';')
+            if f ~= '' then return vim.fn.fnamemodify(f, ':p:h') end
+          end
+        end
+      end,
+    }
+  end
+  package.preload['lspconfig'] = function()
+    return setmetatable({}, { __index = function(_, name)
+      return { setup = function(opts)
+        local cfg = vim.tbl_deep_extend('force', configs[name].default_config, opts or {})
+        vim.api.nvim_create_autocmd('FileType', { pattern = cfg.filetypes, callback = function(args)
+          local root = cfg.root_dir(vim.api.nvim_buf_get_name(args.buf))
+          if not root then return end
+          vim.lsp.start(vim.tbl_extend('force', cfg, { name = name, root_dir = root }))
+        end })
+      end }
+    end })
+  end
+end
+
+local ok, err = pcall(function()
+  local root, outside = os.getenv('DFD_PROJECT'), os.getenv('DFD_OUTSIDE')
+  dofile(os.getenv('DFD_CONFIG'))
+
+  local function dfd_clients()
+    local out = {}
+    for _, c in pairs(vim.lsp.get_active_clients()) do
+      if c.name == 'dfd' then table.insert(out, c) end
+    end
+    return out
+  end
+
+  vim.cmd('edit ' .. root .. '/definitions/broken.sqlx')
+  local broken = vim.api.nvim_get_current_buf()
+  check('.sqlx has filetype sqlx', vim.bo[broken].filetype == 'sqlx', vim.bo[broken].filetype)
+  check('dfd started for a .sqlx file', vim.wait(20000, function() return #dfd_clients() == 1 end, 20))
+  local client = dfd_clients()[1]
+  check('root_dir is the project', client and client.config.root_dir == root, client and client.config.root_dir)
+  check('diagnostics from dfd', vim.wait(30000, function() return #vim.diagnostic.get(broken) > 0 end, 20))
+  local d = vim.diagnostic.get(broken)[1]
+  check('diagnostic names the missing ref', d and d.message:find('no_such_table', 1, true) ~= nil, d and d.message)
+
+  -- A JavaScript file of the same project joins the same client.
+  vim.cmd('edit ' .. root .. '/definitions/jit/daily_clicks.js')
+  local js = vim.api.nvim_get_current_buf()
+  check('one client for the project', vim.wait(5000, function()
+    return #dfd_clients() == 1 and vim.lsp.buf_is_attached(js, client.id)
+  end, 20))
+  -- The settings reached dfd: the JiT preview uses metadata.json.
+  local res = client.request_sync('dfd/preview', { textDocument = { uri = vim.uri_from_bufnr(js) } }, 30000, js)
+  local a = res and res.result and res.result.actions and res.result.actions[1]
+  local jp = a and a.jitPreview
+  check('settings reached dfd (snapshot adapter)', jp and jp.adapter and jp.adapter:find('metadata.json', 1, true) ~= nil,
+    vim.inspect(jp and jp.adapter))
+  check('JiT preview SQL from the snapshot', jp and jp.sql and jp.sql.query and jp.sql.query:find('campaign_name', 1, true) ~= nil)
+
+  -- A file outside any Dataform project does not start dfd.
+  vim.cmd('edit ' .. outside)
+  local other = vim.api.nvim_get_current_buf()
+  vim.wait(500)
+  check('no client outside a project', not vim.lsp.buf_is_attached(other, client.id) and #dfd_clients() == 1)
+
+  client.stop()
+  check('stopped', vim.wait(10000, function() return client.is_stopped() end, 20))
+end)
+if not ok then check('script', false, tostring(err)) end
+finish()
