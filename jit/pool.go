@@ -72,6 +72,9 @@ type PoolOptions struct {
 	// which the pool appends WorkerArgs. Default: this executable and
 	// "worker", i.e. `dfd worker`. Tests point it at a test binary.
 	Command []string
+	// Engines start workers of other engines than goja, by Key.Engine;
+	// used by Pools (NewPool ignores it).
+	Engines map[string]EngineCommand
 	// Env is added to the worker's environment, which otherwise holds only
 	// PATH, HOME, TMPDIR, USER, LANG, LC_ALL, LC_CTYPE and TZ of the
 	// daemon's: never credentials.

@@ -2,16 +2,31 @@ package jit
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
 // Key identifies a pool: workers differ by project (their runtimes are
-// prepared for its root) and by core (the bundle they compiled).
+// prepared for its root), by core (the bundle they compiled) and by engine.
 type Key struct {
 	Root        string
 	BundlePath  string
 	CoreVersion string
+	// Engine is "" or EngineGoja for `dfd worker`, or the name of one of
+	// PoolOptions.Engines (EngineNode: a Node.js worker).
+	Engine string
 }
+
+// Engines of Key.Engine.
+const (
+	EngineGoja = "goja"
+	EngineNode = "node"
+)
+
+// EngineCommand returns the command that starts a worker of an engine for
+// one project and core (the pool appends WorkerArgs), e.g. a Node.js worker
+// whose file-system permissions name the project and the core.
+type EngineCommand func(root, bundlePath string) ([]string, error)
 
 // Pools keeps one Pool per Key, as the daemon needs for a multi-root
 // workspace. The zero value is not usable; set Defaults with NewPools.
@@ -42,12 +57,29 @@ func (r *Pools) Get(k Key) (*Pool, error) {
 	}
 	opts := r.defaults
 	opts.Root, opts.BundlePath, opts.CoreVersion = k.Root, k.BundlePath, k.CoreVersion
+	if k.Engine != "" && k.Engine != EngineGoja {
+		mk := opts.Engines[k.Engine]
+		if mk == nil {
+			return nil, fmt.Errorf("jit: no %s engine is available", k.Engine)
+		}
+		cmd, err := mk(k.Root, k.BundlePath)
+		if err != nil {
+			return nil, fmt.Errorf("jit: %s engine: %w", k.Engine, err)
+		}
+		opts.Command = cmd
+	}
 	p, err := NewPool(opts)
 	if err != nil {
 		return nil, err
 	}
 	r.pools[k] = p
 	return p, nil
+}
+
+// HasEngine reports whether pools of engine can be made: goja always,
+// others when PoolOptions.Engines has them.
+func (r *Pools) HasEngine(engine string) bool {
+	return engine == "" || engine == EngineGoja || r.defaults.Engines[engine] != nil
 }
 
 // Drop closes and forgets the pools of root whose key is not keep (for
