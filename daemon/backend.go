@@ -16,7 +16,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/dfdtools/dfd/adapters"
-	"github.com/dfdtools/dfd/adapters/policy"
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/lsp"
 	"github.com/dfdtools/dfd/project"
@@ -377,7 +376,8 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 		res.Warnings = append(res.Warnings, "No metadata source is configured: every database call of the JiT code fails. "+
 			"Set dfd.metadata.snapshot (initializationOptions or workspace settings) to a snapshot file, or dfd.metadata.source to \"bigquery\", to preview against real tables.")
 	}
-	rec := adapters.NewRecorder(policy.Policy{Mode: policy.Preview}.Wrap(inner))
+	settings := b.currentSettings()
+	rec := adapters.NewRecorder(previewPolicy(settings).Wrap(inner))
 	start := time.Now()
 	resp, err := op.runner.Jit(ctx, JitJob{
 		Request:  enc,
@@ -385,7 +385,7 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 		RPC: func(ctx context.Context, method string, req []byte) ([]byte, error) {
 			return adapters.Dispatch(ctx, rec, method, req)
 		},
-		Timeout: b.opts.JitTimeout,
+		Timeout: b.jitTimeout(settings),
 		Log: func(level, msg string) {
 			b.log.Debug("jit console."+level+": "+msg, "action", req.Target.String())
 		},
@@ -401,6 +401,7 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 		if w := connectionTrouble(res.Calls); w != "" {
 			res.Warnings = append(res.Warnings, w)
 		}
+		ms.bq.noteCalls(res.Calls)
 	}
 	if err != nil {
 		return res, fmt.Errorf("JiT code of %s failed: %w", req.Target.String(), err)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/adapters"
-	"github.com/dfdtools/dfd/adapters/policy"
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/lsp"
 	"github.com/dfdtools/dfd/lsp/source"
@@ -19,7 +18,7 @@ import (
 
 // Bounds of the JiT checks run after each compile (jitDiagnostics).
 const (
-	jitCheckTimeout     = 5 * time.Second  // one action's JiT code
+	jitCheckTimeout     = 5 * time.Second  // one action's JiT code (default of dfd.jit.timeoutMs)
 	jitCheckBudget      = 10 * time.Second // all of them
 	jitCheckConcurrency = 4
 )
@@ -127,8 +126,10 @@ func (b *Backend) checkJit(ctx context.Context, op *openProject, ms metaSource, 
 	if err != nil {
 		return "", false
 	}
-	rec := adapters.NewRecorder(policy.Policy{Mode: policy.Preview}.Wrap(ms.adapter))
-	actx, cancel := context.WithTimeout(ctx, jitCheckTimeout+time.Second)
+	settings := b.currentSettings()
+	timeout := jitCheckTimeoutFor(settings)
+	rec := adapters.NewRecorder(previewPolicy(settings).Wrap(ms.adapter))
+	actx, cancel := context.WithTimeout(ctx, timeout+time.Second)
 	defer cancel()
 	_, err = op.runner.Jit(actx, JitJob{
 		Request:  enc,
@@ -136,7 +137,7 @@ func (b *Backend) checkJit(ctx context.Context, op *openProject, ms metaSource, 
 		RPC: func(ctx context.Context, method string, req []byte) ([]byte, error) {
 			return adapters.Dispatch(ctx, rec, method, req)
 		},
-		Timeout: jitCheckTimeout,
+		Timeout: timeout,
 		Log: func(level, msg string) {
 			b.log.Debug("jit check console."+level+": "+msg, "action", name)
 		},

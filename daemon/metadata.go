@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,6 +29,7 @@ type metaEntry struct {
 	size    int64
 	a       *offline.Adapter
 	err     error
+	tables  int // tables in the snapshot
 }
 
 // resolveSnapshotPath makes a configured snapshot path absolute: relative
@@ -41,6 +43,17 @@ func resolveSnapshotPath(setting, root string) string {
 }
 
 func (m *metadata) adapter(path, defaultDB string) (*offline.Adapter, error) {
+	e, err := m.entry(path, defaultDB)
+	if err != nil {
+		return nil, err
+	}
+	return e.a, e.err
+}
+
+// entry is the cached load of a snapshot file, loaded again when the
+// file's modification time or size changed. err is about the file's
+// stat; the entry's err about its contents.
+func (m *metadata) entry(path, defaultDB string) (*metaEntry, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("metadata snapshot %s: %w", path, err)
@@ -52,11 +65,35 @@ func (m *metadata) adapter(path, defaultDB string) (*offline.Adapter, error) {
 		m.cache = map[metaKey]*metaEntry{}
 	}
 	if e, ok := m.cache[k]; ok && e.modTime.Equal(fi.ModTime()) && e.size == fi.Size() {
-		return e.a, e.err
+		return e, nil
 	}
-	a, err := offline.Load(path, offline.Options{DefaultDatabase: defaultDB})
-	m.cache[k] = &metaEntry{modTime: fi.ModTime(), size: fi.Size(), a: a, err: err}
-	return a, err
+	e := &metaEntry{modTime: fi.ModTime(), size: fi.Size()}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		e.err = fmt.Errorf("metadata snapshot %s: %w", path, err)
+	} else {
+		e.a, e.err = offline.Parse(path, data, offline.Options{DefaultDatabase: defaultDB})
+		var count struct {
+			Tables []json.RawMessage `json:"tables"`
+		}
+		if e.err == nil && json.Unmarshal(data, &count) == nil {
+			e.tables = len(count.Tables)
+		}
+	}
+	m.cache[k] = e
+	return e, nil
+}
+
+// forget drops the cached loads of a snapshot file, so that the next use
+// reads it again (dfd/refreshMetadata).
+func (m *metadata) forget(path string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.cache {
+		if k.path == path {
+			delete(m.cache, k)
+		}
+	}
 }
 
 // noSnapshot answers every JiT database call when no metadata snapshot is

@@ -15,6 +15,9 @@ type Options struct {
 	// Log is the daemon's log (stderr in `dfd serve`); the LSP server also
 	// forwards it to the client.
 	Log *slog.Logger
+	// LogLevel, when set, is the level variable of Log's handler, which
+	// dfd.logLevel sets (see lsp.Options.LogLevel).
+	LogLevel *slog.LevelVar
 	// Backend options; Log defaults to the one above.
 	Backend BackendOptions
 	// Settings applied before the client's (e.g. from flags).
@@ -53,6 +56,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) int {
 		Name:            "dfd",
 		Version:         opts.Version,
 		Log:             opts.Log,
+		LogLevel:        opts.LogLevel,
 		Debounce:        opts.Debounce,
 		MaxMessageBytes: opts.MaxMessageBytes,
 	})

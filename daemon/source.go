@@ -56,8 +56,13 @@ type bqConn struct {
 	b   *connect.Backend
 	err error
 
-	mu          sync.Mutex // guards prefetching
+	mu          sync.Mutex // guards prefetching and the fields below
 	prefetching bool
+	// lastErr is the failure of the last fetch from BigQuery (prefetch,
+	// refresh, or a preview's calls), nil after a success; staleBase is
+	// the cache's count of stale answers at the last success (dfd/status).
+	lastErr   error
+	staleBase uint64
 }
 
 type bqKey struct{ endpoint, creds, defProject, defLocation string }
@@ -180,10 +185,12 @@ func (b *Backend) prefetch(c *bqConn, root string, g *dataformpb.CompiledGraph) 
 		start := time.Now()
 		if err := c.b.Cache.Prefetch(ctx, ds); err != nil && !onlyNotFound(err) {
 			if b.bgCtx.Err() == nil {
+				c.noteFetch(err)
 				b.log.Warn("prefetching BigQuery metadata failed; previews and hovers use what is cached", "project", root, "error", err)
 			}
 			return
 		}
+		c.noteFetch(nil)
 		b.log.Debug("prefetched BigQuery metadata", "project", root, "datasets", datasetNames(ds), "elapsed", time.Since(start))
 	}()
 }

@@ -66,6 +66,20 @@ type Settings struct {
 	BigQueryEndpoint, BigQueryCredentials string
 	// Debounce overrides the as-you-type compile delay (dfd.debounceMs).
 	Debounce time.Duration
+	// JitTimeout bounds one JiT preview, and one action's JiT check after
+	// a compile (dfd.jit.timeoutMs); 0: the backend's defaults.
+	JitTimeout time.Duration
+	// PreviewMaxBytesBilled caps the bytes a query of a JiT preview may
+	// bill (dfd.preview.maxBytesBilled, the preview policy's
+	// MaxBytesBilled); 0: no cap.
+	PreviewMaxBytesBilled int64
+	// ManualCompile is dfd.compileAsYouType set to false: an edit only
+	// records the buffer; projects compile on save, on changes of files on
+	// disk, and when dfd/preview or dfd/graph asks for the newest compile.
+	ManualCompile bool
+	// LogLevel is dfd.logLevel: "error", "warn", "info" or "debug"; empty:
+	// the daemon's own (stderr) and info for window/logMessage.
+	LogLevel string
 }
 
 // CompileRequest asks for a compilation of a project.

@@ -20,6 +20,7 @@ const (
 	MethodPreview        = "dfd/preview"
 	MethodGraph          = "dfd/graph"
 	MethodStatus         = "dfd/status"
+	MethodRefresh        = "dfd/refreshMetadata"
 	MethodPreviewChanged = "dfd/previewChanged" // notification, server → client
 )
 
@@ -44,6 +45,8 @@ func (s *Server) Request(ctx context.Context, method string, params any) (any, e
 		res, err = s.graph(ctx, raw)
 	case MethodStatus:
 		res, err = s.status(ctx)
+	case MethodRefresh:
+		res, err = s.refreshMetadata(ctx, raw)
 	default:
 		return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, fmt.Sprintf("dfd: unknown method %q", method))
 	}
@@ -114,6 +117,7 @@ func (s *Server) preview(ctx context.Context, raw []byte) (*PreviewResult, error
 		return nil, fmt.Errorf("dfd/preview: %s is not in a Dataform project (no workflow_settings.yaml or dataform.json above it)", path)
 	}
 	rel, _ := relSlash(p.root, path)
+	p.flushDeferred() // dfd.compileAsYouType false: compile the edits now
 	// The preview must reflect every edit received before it: note the
 	// version now, then let later messages through while we wait.
 	min := p.currentVersion()
@@ -280,18 +284,7 @@ func (s *Server) graph(ctx context.Context, raw []byte) (*GraphResult, error) {
 	}
 	var projects []*projectState
 	if params.URI != "" {
-		path := canonicalPath(uriPath(params.URI))
-		var p *projectState
-		if path != "" {
-			if pp := s.projects.get(path); pp != nil {
-				p = pp
-			} else {
-				p = s.projectFor(filepath.Join(path, "x")) // a folder, or
-				if p == nil {
-					p = s.projectFor(path)
-				}
-			}
-		}
+		p := s.projectByURI(params.URI)
 		if p == nil {
 			return nil, fmt.Errorf("dfd/graph: %s is not in a Dataform project", params.URI)
 		}
@@ -301,6 +294,7 @@ func (s *Server) graph(ctx context.Context, raw []byte) (*GraphResult, error) {
 	}
 	mins := make([]int64, len(projects))
 	for i, p := range projects {
+		p.flushDeferred()
 		mins[i] = p.currentVersion()
 	}
 	Release(ctx)
@@ -334,8 +328,26 @@ func nonNil(s []string) []string {
 	return s
 }
 
+// projectByURI is the project of a root, a folder inside a project or a
+// file (nil when there is none).
+func (s *Server) projectByURI(u uri.URI) *projectState {
+	path := canonicalPath(uriPath(u))
+	if path == "" {
+		return nil
+	}
+	if p := s.projects.get(path); p != nil {
+		return p
+	}
+	if p := s.projectFor(filepath.Join(path, "x")); p != nil { // a folder, or
+		return p
+	}
+	return s.projectFor(path)
+}
+
 // StatusResult is the result of dfd/status.
 type StatusResult struct {
+	// ServerVersion is dfd's version (what `dfd version` prints).
+	ServerVersion       string          `json:"serverVersion"`
 	Projects            []StatusProject `json:"projects"`
 	InvariantViolations int64           `json:"invariantViolations"`
 }
@@ -349,18 +361,33 @@ type StatusProject struct {
 	Actions     int     `json:"actions"`
 	CompileMs   float64 `json:"compileMs"`
 	Error       string  `json:"error,omitempty"`
+	// DeferredEdits: edits wait for a save or a dfd/preview
+	// (dfd.compileAsYouType false).
+	DeferredEdits bool `json:"deferredEdits,omitempty"`
+	// Workers and Metadata come from backends implementing StatusBackend.
+	Workers  *WorkerStatus   `json:"workers,omitempty"`
+	Metadata *MetadataStatus `json:"metadata,omitempty"`
 }
 
-func (s *Server) status(context.Context) (*StatusResult, error) {
-	res := &StatusResult{Projects: []StatusProject{}, InvariantViolations: s.invariantViolations.Load()}
+func (s *Server) status(ctx context.Context) (*StatusResult, error) {
+	res := &StatusResult{ServerVersion: s.opts.Version, Projects: []StatusProject{}, InvariantViolations: s.invariantViolations.Load()}
+	sb, _ := s.backend.(StatusBackend)
 	for _, p := range s.projects.all() {
-		sp := StatusProject{Root: uri.File(p.root), Version: p.currentVersion(), Compiled: -1}
+		sp := StatusProject{Root: uri.File(p.root), Version: p.currentVersion(), Compiled: -1, DeferredEdits: p.hasDeferred()}
 		if snap := p.latest(); snap != nil {
 			sp.Compiled = snap.Version
 			sp.CoreVersion = snap.Info.CoreVersion
 			sp.Actions = len(snap.Actions())
 			sp.CompileMs = ms(snap.Elapsed)
 			sp.Error = errString(snap.Err)
+		}
+		if sb != nil {
+			var ps ProjectStatus
+			_ = s.recovered("project status", func() error {
+				ps = sb.ProjectStatus(ctx, p.root)
+				return nil
+			})
+			sp.Workers, sp.Metadata = ps.Workers, ps.Metadata
 		}
 		res.Projects = append(res.Projects, sp)
 	}

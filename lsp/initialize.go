@@ -3,7 +3,9 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -63,6 +65,7 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 	s.settings = settings
 	s.state = stateInitialized
 	s.mu.Unlock()
+	s.applyLogLevel(settings.LogLevel)
 	if err := s.backend.Configure(settings); err != nil {
 		s.log.Warn("dfd settings", "error", err)
 	}
@@ -96,7 +99,7 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 				},
 			},
 			Experimental: mustJSON(map[string]any{
-				"dfd": map[string]any{"preview": true, "graph": true, "previewChanged": true, "protocol": "lsp/PROTOCOL.md"},
+				"dfd": map[string]any{"preview": true, "graph": true, "previewChanged": true, "status": true, "refreshMetadata": true, "protocol": "lsp/PROTOCOL.md"},
 			}),
 		},
 	}
@@ -167,65 +170,152 @@ func (s *Server) registerWatchers(ctx context.Context) {
 
 // parseSettings reads dfd's settings from initializationOptions or a
 // didChangeConfiguration payload. It accepts {"dfd": {...}}, the inner
-// object itself, and the flat VS Code form {"dfd.metadata.snapshot": …}.
+// object itself, the flat VS Code form {"dfd.metadata.snapshot": …} and
+// mixtures ({"metadata": {…}, "bigquery.endpoint": …}). Keys that are
+// absent keep their current value; null resets a setting to its default;
+// values of the wrong type or out of range are ignored.
 func parseSettings(raw []byte, cur Settings) Settings {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) != nil {
+	vals, ok := settingValues(raw)
+	if !ok {
 		return cur
 	}
-	if inner, ok := top["dfd"]; ok {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(inner, &m) == nil {
-			top = m
+	str := func(key string, dst *string) {
+		if r, ok := vals[key]; ok {
+			var v *string
+			if json.Unmarshal(r, &v) == nil {
+				*dst = ""
+				if v != nil {
+					*dst = *v
+				}
+			}
 		}
 	}
-	var cfg struct {
-		Metadata struct {
-			Snapshot *string `json:"snapshot"`
-			Source   *string `json:"source"`
-		} `json:"metadata"`
-		BigQuery struct {
-			Endpoint    *string `json:"endpoint"`
-			Credentials *string `json:"credentials"`
-		} `json:"bigquery"`
-		DebounceMs *int `json:"debounceMs"`
+	// num reads a number; null gives (0, true).
+	num := func(key string) (float64, bool) {
+		r, ok := vals[key]
+		if !ok {
+			return 0, false
+		}
+		var v *float64
+		if json.Unmarshal(r, &v) != nil {
+			return 0, false
+		}
+		if v == nil {
+			return 0, true
+		}
+		return *v, true
 	}
-	if b, err := json.Marshal(top); err == nil {
-		_ = json.Unmarshal(b, &cfg)
+	str("metadata.snapshot", &cur.MetadataSnapshot)
+	str("metadata.source", &cur.MetadataSource)
+	str("bigquery.endpoint", &cur.BigQueryEndpoint)
+	str("bigquery.credentials", &cur.BigQueryCredentials)
+	if v, ok := num("debounceMs"); ok && v >= 0 {
+		cur.Debounce = time.Duration(v * float64(time.Millisecond))
 	}
-	if cfg.Metadata.Snapshot != nil {
-		cur.MetadataSnapshot = *cfg.Metadata.Snapshot
+	if v, ok := num("jit.timeoutMs"); ok && v >= 0 {
+		if v > 0 {
+			cur.JitTimeout = time.Duration(v * float64(time.Millisecond))
+		} else if string(vals["jit.timeoutMs"]) == "null" {
+			cur.JitTimeout = 0
+		}
 	}
-	if cfg.Metadata.Source != nil {
-		cur.MetadataSource = *cfg.Metadata.Source
+	if v, ok := num("preview.maxBytesBilled"); ok && v >= 0 && v <= 1<<62 {
+		cur.PreviewMaxBytesBilled = int64(v)
 	}
-	if cfg.BigQuery.Endpoint != nil {
-		cur.BigQueryEndpoint = *cfg.BigQuery.Endpoint
+	if r, ok := vals["compileAsYouType"]; ok {
+		var v *bool
+		if json.Unmarshal(r, &v) == nil {
+			cur.ManualCompile = v != nil && !*v
+		}
 	}
-	if cfg.BigQuery.Credentials != nil {
-		cur.BigQueryCredentials = *cfg.BigQuery.Credentials
-	}
-	if cfg.DebounceMs != nil && *cfg.DebounceMs >= 0 {
-		cur.Debounce = time.Duration(*cfg.DebounceMs) * time.Millisecond
-	}
-	for k, dst := range map[string]*string{
-		"metadata.snapshot": &cur.MetadataSnapshot, "metadata.source": &cur.MetadataSource,
-		"bigquery.endpoint": &cur.BigQueryEndpoint, "bigquery.credentials": &cur.BigQueryCredentials,
-	} {
-		for _, key := range []string{"dfd." + k, k} {
-			var v string
-			if raw, ok := top[key]; ok && json.Unmarshal(raw, &v) == nil {
-				*dst = v
+	if r, ok := vals["logLevel"]; ok {
+		var v *string
+		if json.Unmarshal(r, &v) == nil {
+			switch {
+			case v == nil || *v == "":
+				cur.LogLevel = ""
+			default:
+				if _, ok := parseLogLevel(*v); ok {
+					cur.LogLevel = strings.ToLower(strings.TrimSpace(*v))
+				}
 			}
 		}
 	}
 	return cur
 }
 
+// settingKeys are the keys parseSettings knows, without "dfd.".
+var settingKeys = map[string]bool{
+	"metadata.snapshot": true, "metadata.source": true,
+	"bigquery.endpoint": true, "bigquery.credentials": true,
+	"debounceMs": true, "jit.timeoutMs": true, "preview.maxBytesBilled": true,
+	"compileAsYouType": true, "logLevel": true,
+}
+
+// settingValues flattens a settings payload into its dotted keys without
+// "dfd." ("metadata.snapshot" → raw value). Nested objects are read first,
+// then flat keys, which win.
+func settingValues(raw []byte) (map[string]json.RawMessage, bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil || top == nil {
+		return nil, false
+	}
+	if inner, ok := top["dfd"]; ok {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(inner, &m) == nil && m != nil {
+			top = m
+		}
+	}
+	out := map[string]json.RawMessage{}
+	var walk func(prefix string, m map[string]json.RawMessage, depth int)
+	walk = func(prefix string, m map[string]json.RawMessage, depth int) {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		// Objects and plain keys before dotted ones, so that flat keys win.
+		sort.Slice(keys, func(i, j int) bool {
+			di, dj := strings.Contains(keys[i], "."), strings.Contains(keys[j], ".")
+			if di != dj {
+				return !di
+			}
+			return keys[i] < keys[j]
+		})
+		for _, k := range keys {
+			name := prefix + strings.TrimPrefix(k, "dfd.")
+			if settingKeys[name] {
+				out[name] = m[k]
+				continue
+			}
+			var sub map[string]json.RawMessage
+			if depth < 3 && json.Unmarshal(m[k], &sub) == nil && sub != nil {
+				walk(name+".", sub, depth+1)
+			}
+		}
+	}
+	walk("", top, 0)
+	return out, true
+}
+
+// parseLogLevel reads dfd.logLevel.
+func parseLogLevel(s string) (slog.Level, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "error":
+		return slog.LevelError, true
+	case "warn", "warning":
+		return slog.LevelWarn, true
+	case "info":
+		return slog.LevelInfo, true
+	case "debug":
+		return slog.LevelDebug, true
+	}
+	return 0, false
+}
+
 // DidChangeConfiguration implements protocol.Server.
 func (s *Server) DidChangeConfiguration(ctx context.Context, params *protocol.DidChangeConfigurationParams) error {
 	raw := []byte(params.Settings)
-	if len(raw) == 0 || string(raw) == "null" || !strings.Contains(string(raw), "dfd") && !strings.Contains(string(raw), "metadata") && !strings.Contains(string(raw), "bigquery") {
+	if !hasSettings(raw) {
 		// Pull model (VS Code sends null and expects workspace/configuration).
 		if s.capabilities().configuration {
 			s.goBackground(s.pullConfiguration)
@@ -234,6 +324,16 @@ func (s *Server) DidChangeConfiguration(ctx context.Context, params *protocol.Di
 	}
 	s.applySettings(parseSettings(raw, s.currentSettings()))
 	return nil
+}
+
+// hasSettings reports whether a didChangeConfiguration payload carries
+// dfd settings (else the client expects them to be pulled).
+func hasSettings(raw []byte) bool {
+	if len(raw) == 0 || string(raw) == "null" {
+		return false
+	}
+	vals, ok := settingValues(raw)
+	return ok && len(vals) > 0
 }
 
 func (s *Server) currentSettings() Settings {
@@ -255,21 +355,51 @@ func (s *Server) pullConfiguration(ctx context.Context) {
 
 func (s *Server) applySettings(next Settings) {
 	s.mu.Lock()
-	changed := next != s.settings
+	prev := s.settings
 	s.settings = next
 	s.mu.Unlock()
-	if !changed {
+	if next == prev {
 		return
 	}
+	s.applyLogLevel(next.LogLevel)
 	s.log.Info("settings changed", "metadata.snapshot", next.MetadataSnapshot, "metadata.source", next.MetadataSource,
-		"bigquery.endpoint", next.BigQueryEndpoint, "bigquery.credentials", next.BigQueryCredentials)
+		"bigquery.endpoint", next.BigQueryEndpoint, "bigquery.credentials", next.BigQueryCredentials,
+		"jit.timeoutMs", next.JitTimeout.Milliseconds(), "preview.maxBytesBilled", next.PreviewMaxBytesBilled,
+		"compileAsYouType", !next.ManualCompile, "logLevel", next.LogLevel)
+	if prev.ManualCompile && !next.ManualCompile {
+		// Compiling as you type again: compile the edits held back.
+		for _, p := range s.projects.all() {
+			p.flushDeferred()
+		}
+	}
+	previews := previewSettingsChanged(prev, next)
 	if err := s.backend.Configure(next); err != nil {
 		s.log.Warn("dfd settings", "error", err)
-		s.showMessage(protocol.MessageTypeWarning, "dfd: "+err.Error())
+		if previews { // not again for a change of the log level, say
+			s.showMessage(protocol.MessageTypeWarning, "dfd: "+err.Error())
+		}
 	}
-	// Previews depend on the metadata snapshot: drop cached JiT results
-	// and tell clients to refresh.
-	for _, p := range s.projects.all() {
+	if !previews {
+		return
+	}
+	// Previews depend on the metadata source and the JiT settings: drop
+	// cached JiT results and tell clients to refresh.
+	s.refreshPreviews(s.projects.all())
+}
+
+// previewSettingsChanged reports whether a settings change may change JiT
+// previews (not only the log level, the debounce or when to compile).
+func previewSettingsChanged(prev, next Settings) bool {
+	prev.LogLevel, next.LogLevel = "", ""
+	prev.Debounce, next.Debounce = 0, 0
+	prev.ManualCompile, next.ManualCompile = false, false
+	return prev != next
+}
+
+// refreshPreviews drops the cached JiT results of projects and sends
+// dfd/previewChanged for each, so that clients ask for previews again.
+func (s *Server) refreshPreviews(ps []*projectState) {
+	for _, p := range ps {
 		if snap := p.latest(); snap != nil {
 			snap.dropJitCache()
 			s.notifyPreviewChanged(p, snap)

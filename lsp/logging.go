@@ -42,14 +42,14 @@ func (t teeHandler) WithGroup(name string) slog.Handler {
 // queue is full, records are dropped (they are on stderr too).
 type forwarder struct {
 	s     *Server
-	min   slog.Level
+	min   *slog.LevelVar
 	attrs []slog.Attr
 	queue chan protocol.LogMessageParams
 	done  chan struct{}
 	once  *sync.Once
 }
 
-func newForwarder(ctx context.Context, s *Server, min slog.Level) *forwarder {
+func newForwarder(ctx context.Context, s *Server, min *slog.LevelVar) *forwarder {
 	f := &forwarder{s: s, min: min, queue: make(chan protocol.LogMessageParams, 256), done: make(chan struct{}), once: &sync.Once{}}
 	go f.run(ctx)
 	return f
@@ -71,7 +71,7 @@ func (f *forwarder) run(ctx context.Context) {
 // context).
 func (f *forwarder) stop() { <-f.done }
 
-func (f *forwarder) Enabled(_ context.Context, l slog.Level) bool { return l >= f.min }
+func (f *forwarder) Enabled(_ context.Context, l slog.Level) bool { return l >= f.min.Level() }
 
 func (f *forwarder) Handle(_ context.Context, r slog.Record) error {
 	// The specification allows logMessage only once initialize has been
@@ -122,3 +122,45 @@ func (f *forwarder) WithAttrs(as []slog.Attr) slog.Handler {
 }
 
 func (f *forwarder) WithGroup(string) slog.Handler { return f }
+
+// minLevel lets every record through a levelFilter.
+const minLevel = slog.Level(-1 << 20)
+
+// levelFilter drops records below a level that can change at run time
+// (dfd.logLevel), on top of the wrapped handler's own threshold.
+type levelFilter struct {
+	h   slog.Handler
+	min *slog.LevelVar
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min.Level() && f.h.Enabled(ctx, l)
+}
+
+func (f levelFilter) Handle(ctx context.Context, r slog.Record) error { return f.h.Handle(ctx, r) }
+
+func (f levelFilter) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelFilter{f.h.WithAttrs(as), f.min}
+}
+
+func (f levelFilter) WithGroup(name string) slog.Handler {
+	return levelFilter{f.h.WithGroup(name), f.min}
+}
+
+// applyLogLevel sets the log thresholds for dfd.logLevel; an empty or
+// unknown level restores the defaults.
+func (s *Server) applyLogLevel(level string) {
+	if l, ok := parseLogLevel(level); ok {
+		s.fwdLevel.Set(l)
+		s.errLevel.Set(l)
+		if s.opts.LogLevel != nil {
+			s.opts.LogLevel.Set(l)
+		}
+		return
+	}
+	s.fwdLevel.Set(s.opts.ForwardLogLevel)
+	s.errLevel.Set(minLevel)
+	if s.opts.LogLevel != nil {
+		s.opts.LogLevel.Set(s.baseLevel)
+	}
+}

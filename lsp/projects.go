@@ -214,6 +214,11 @@ type projectState struct {
 	reopen bool       // settings/core must be read again
 	snap   *Snapshot  // the latest snapshot
 	snapCh chan struct{}
+
+	// deferred: an edit was recorded without compiling
+	// (dfd.compileAsYouType false); the next change or flushDeferred
+	// compiles it.
+	deferred bool
 }
 
 func (p *projectState) name() string { return filepath.Base(p.root) }
@@ -223,6 +228,7 @@ func (p *projectState) name() string { return filepath.Base(p.root) }
 func (p *projectState) changed(flags changeFlags) {
 	p.mu.Lock()
 	p.mod++
+	p.deferred = false // the compile this asks for reads every buffer
 	p.urgent = p.urgent || flags&changeUrgent != 0
 	p.reopen = p.reopen || flags&changeReopen != 0
 	p.mu.Unlock()

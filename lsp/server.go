@@ -28,8 +28,13 @@ type Options struct {
 	// Debounce is the as-you-type compile delay (default DefaultDebounce).
 	Debounce time.Duration
 	// ForwardLogLevel is the lowest level forwarded to window/logMessage
-	// (default slog.LevelInfo).
+	// (default slog.LevelInfo) unless dfd.logLevel says otherwise.
 	ForwardLogLevel slog.Level
+	// LogLevel, when set, is the level variable of Log's handler: the
+	// server sets it to dfd.logLevel (and back to its first value when the
+	// setting is removed), so that the setting can make Log more verbose.
+	// Without it the setting can only make Log quieter.
+	LogLevel *slog.LevelVar
 }
 
 type lifecycleState int
@@ -70,6 +75,12 @@ type Server struct {
 	projects registry
 	diags    diagnosticsState
 
+	// Log thresholds (dfd.logLevel): fwdLevel for window/logMessage,
+	// errLevel filters Log (stderr) on top of its handler's own level;
+	// baseLevel is Options.LogLevel's first value.
+	fwdLevel, errLevel slog.LevelVar
+	baseLevel          slog.Level
+
 	progressSeq         atomic.Int64
 	invariantViolations atomic.Int64 // panics and impossible states, reported not crashed
 }
@@ -108,8 +119,13 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, backend Backend, opts Op
 		exited:   make(chan struct{}),
 		exitCode: 1,
 	}
-	fwd := newForwarder(ctx, s, opts.ForwardLogLevel)
-	s.log = slog.New(teeHandler{base.Handler(), fwd})
+	s.fwdLevel.Set(opts.ForwardLogLevel)
+	s.errLevel.Set(minLevel)
+	if opts.LogLevel != nil {
+		s.baseLevel = opts.LogLevel.Level()
+	}
+	fwd := newForwarder(ctx, s, &s.fwdLevel)
+	s.log = slog.New(teeHandler{levelFilter{base.Handler(), &s.errLevel}, fwd})
 	st := newStream(rwc, opts.MaxMessageBytes, s.log)
 	s.conn = jsonrpc2.NewConn(st, jsonrpc2.WithCodec(codec{}))
 	s.client = protocol.ClientDispatcher(s.conn)

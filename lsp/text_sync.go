@@ -51,7 +51,11 @@ func (s *Server) DidChange(ctx context.Context, params *protocol.DidChangeTextDo
 	}
 	s.docs.set(&document{uri: old.uri, path: path, version: params.TextDocument.Version, text: text})
 	if p := s.projectFor(path); p != nil {
-		p.changed(0)
+		if s.currentSettings().ManualCompile {
+			p.deferChange()
+		} else {
+			p.changed(0)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,74 @@
+package daemon
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/lsp"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+// byteLimits records the byte_limit of every Execute.
+type byteLimits struct {
+	adapters.UnimplementedAdapter
+	got []int64
+}
+
+func (b *byteLimits) Execute(_ context.Context, req *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, error) {
+	b.got = append(b.got, req.GetByteLimit())
+	return &dataformpb.ExecuteResponse{}, nil
+}
+
+// dfd.preview.maxBytesBilled reaches the adapter as every preview
+// query's byte limit (a lower limit asked by the JiT code stays); without
+// it there is no cap, as before.
+func TestPreviewPolicyMaxBytesBilled(t *testing.T) {
+	b := NewBackend(BackendOptions{})
+	defer b.Close()
+	for _, c := range []struct {
+		setting     int64
+		asked, want int64
+	}{
+		{0, 0, 0},
+		{0, 500, 500},
+		{1 << 30, 0, 1 << 30},
+		{1 << 30, 1 << 40, 1 << 30},
+		{1 << 30, 500, 500},
+	} {
+		if err := b.Configure(lsp.Settings{PreviewMaxBytesBilled: c.setting}); err != nil {
+			t.Fatal(err)
+		}
+		inner := &byteLimits{}
+		a := previewPolicy(b.currentSettings()).Wrap(inner)
+		// A DML statement (a dry run in preview) and a query.
+		for _, stmt := range []string{"SELECT 1", "DELETE FROM t WHERE TRUE"} {
+			if _, err := a.Execute(context.Background(), &dataformpb.ExecuteRequest{Statement: stmt, ByteLimit: c.asked}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, got := range inner.got {
+			if got != c.want {
+				t.Errorf("setting %d, asked %d: byte limit %d, want %d", c.setting, c.asked, got, c.want)
+			}
+		}
+	}
+}
+
+func TestJitTimeouts(t *testing.T) {
+	b := NewBackend(BackendOptions{JitTimeout: 7 * time.Second})
+	defer b.Close()
+	if got := b.jitTimeout(lsp.Settings{}); got != 7*time.Second {
+		t.Errorf("default preview timeout %s", got)
+	}
+	if got := b.jitTimeout(lsp.Settings{JitTimeout: 300 * time.Millisecond}); got != 300*time.Millisecond {
+		t.Errorf("preview timeout %s", got)
+	}
+	if got := jitCheckTimeoutFor(lsp.Settings{}); got != jitCheckTimeout {
+		t.Errorf("default check timeout %s", got)
+	}
+	if got := jitCheckTimeoutFor(lsp.Settings{JitTimeout: time.Second}); got != time.Second {
+		t.Errorf("check timeout %s", got)
+	}
+}

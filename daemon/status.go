@@ -1,0 +1,289 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/cache"
+	"github.com/dfdtools/dfd/adapters/connect"
+	"github.com/dfdtools/dfd/jit"
+	"github.com/dfdtools/dfd/lsp"
+)
+
+// poolStatser is implemented by runners on a worker pool (NewPooled):
+// dfd/status shows their workers.
+type poolStatser interface {
+	poolStats() jit.PoolStats
+}
+
+var (
+	_ lsp.StatusBackend     = (*Backend)(nil)
+	_ lsp.MetadataRefresher = (*Backend)(nil)
+)
+
+// ProjectStatus implements lsp.StatusBackend: the project's workers (for
+// pooled runners) and the state of its metadata source. It does not
+// reach BigQuery.
+func (b *Backend) ProjectStatus(ctx context.Context, root string) lsp.ProjectStatus {
+	var out lsp.ProjectStatus
+	b.mu.Lock()
+	op := b.projects[root]
+	b.mu.Unlock()
+	if op != nil {
+		if ps, ok := op.runner.(poolStatser); ok {
+			st := ps.poolStats()
+			out.Workers = &lsp.WorkerStatus{Ready: st.Idle, Busy: st.Busy, Total: st.Live}
+		}
+	}
+	out.Metadata = b.metadataStatus(root, op)
+	return out
+}
+
+func (b *Backend) metadataStatus(root string, op *openProject) *lsp.MetadataStatus {
+	s := b.currentSettings()
+	kind := sourceKind(s)
+	st := &lsp.MetadataStatus{Source: kind}
+	switch kind {
+	case SourceNone:
+		st.State, st.Detail = lsp.MetadataNone, "no metadata source (dfd.metadata.source)"
+	case SourceSnapshot:
+		if s.MetadataSnapshot == "" {
+			st.State, st.Detail = lsp.MetadataError, `dfd.metadata.source is "snapshot" but dfd.metadata.snapshot is not set`
+			return st
+		}
+		file := resolveSnapshotPath(s.MetadataSnapshot, root)
+		defaultDB := ""
+		if op != nil {
+			defaultDB = op.p.Settings.DefaultProject
+		}
+		e, err := b.meta.entry(file, defaultDB)
+		switch {
+		case err != nil:
+			st.State, st.Detail = lsp.MetadataError, err.Error()
+		case e.err != nil:
+			st.State, st.Detail = lsp.MetadataError, e.err.Error()
+		default:
+			st.State = lsp.MetadataOffline
+			st.Detail = fmt.Sprintf("snapshot %s, %d tables, saved %s (%s ago)", file, e.tables,
+				e.modTime.Format("2006-01-02 15:04:05"), roundAge(time.Since(e.modTime)))
+		}
+	case SourceBigQuery:
+		b.bqMu.Lock()
+		c := b.bq[root]
+		b.bqMu.Unlock()
+		if c == nil {
+			st.State, st.Detail = lsp.MetadataOffline, "BigQuery: not connected yet"
+			return st
+		}
+		c.status(st)
+	default:
+		st.State, st.Detail = lsp.MetadataError, fmt.Sprintf("dfd.metadata.source %q is not one of snapshot, bigquery, none", s.MetadataSource)
+	}
+	return st
+}
+
+// status describes the connection: error (it could not be opened, or
+// BigQuery refused the credentials), stale (the last fetch found BigQuery
+// unreachable, or the cache served stale entries since the last success)
+// or online.
+func (c *bqConn) status(st *lsp.MetadataStatus) {
+	if c.err != nil {
+		st.State, st.Detail = lsp.MetadataError, c.err.Error()
+		return
+	}
+	desc := "BigQuery project " + c.b.Credentials.Project
+	if c.b.Credentials.Endpoint != "" {
+		desc += ", endpoint " + c.b.Credentials.Endpoint
+	}
+	stats := c.b.Cache.Stats()
+	c.mu.Lock()
+	lastErr, staleBase := c.lastErr, c.staleBase
+	c.mu.Unlock()
+	cached := fmt.Sprintf("cache: %d tables, %d datasets", stats.Tables, stats.Lists)
+	if !stats.Newest.IsZero() {
+		cached += ", newest fetched " + roundAge(time.Since(stats.Newest)) + " ago"
+	}
+	switch {
+	case lastErr != nil && unreachable(lastErr):
+		st.State, st.Detail = lsp.MetadataStale, desc+": BigQuery could not be reached ("+firstLine(lastErr.Error())+"); serving cached metadata ("+cached+")"
+	case lastErr != nil && credentialsRefused(lastErr):
+		st.State, st.Detail = lsp.MetadataError, desc+": "+firstLine(lastErr.Error())
+	case stats.Stale > staleBase:
+		st.State, st.Detail = lsp.MetadataStale, fmt.Sprintf("%s: %d stale answers since the last successful fetch (%s)", desc, stats.Stale-staleBase, cached)
+	case lastErr != nil:
+		st.State, st.Detail = lsp.MetadataOnline, desc+"; the last fetch failed: "+firstLine(lastErr.Error())+" ("+cached+")"
+	default:
+		st.State, st.Detail = lsp.MetadataOnline, desc+" ("+cached+")"
+	}
+}
+
+// noteFetch records the outcome of a fetch from BigQuery (nil: success).
+func (c *bqConn) noteFetch(err error) {
+	if c == nil || c.b == nil {
+		return
+	}
+	var stale uint64
+	if err == nil {
+		stale = c.b.Cache.Stats().Stale
+	}
+	c.mu.Lock()
+	c.lastErr = err
+	if err == nil {
+		c.staleBase = stale
+	}
+	c.mu.Unlock()
+}
+
+// noteCalls records what a preview's database calls say about the
+// connection: a call that BigQuery could not answer, or one it answered.
+func (c *bqConn) noteCalls(calls []lsp.AdapterCall) {
+	if c == nil || c.b == nil {
+		return
+	}
+	answered := false
+	for _, call := range calls {
+		if call.Error != "" && (codePrefix(call.Error, adapters.Unavailable, adapters.DeadlineExceeded, adapters.ResourceExhausted, "UNAUTHENTICATED")) {
+			c.noteFetch(errors.New(call.Error))
+			return
+		}
+		if call.Error == "" && !call.Cached {
+			answered = true
+		}
+	}
+	if answered {
+		c.noteFetch(nil)
+	}
+}
+
+func codePrefix(msg string, codes ...adapters.Code) bool {
+	for _, code := range codes {
+		if strings.HasPrefix(msg, string(code)) {
+			return true
+		}
+	}
+	return false
+}
+
+// unreachable: err (possibly joined) is BigQuery not answering.
+func unreachable(err error) bool {
+	return anyError(err, func(e error) bool {
+		switch adapters.CodeOf(e) {
+		case adapters.Unavailable, adapters.DeadlineExceeded, adapters.ResourceExhausted:
+			return true
+		}
+		return codePrefix(e.Error(), adapters.Unavailable, adapters.DeadlineExceeded)
+	})
+}
+
+// credentialsRefused: err (possibly joined) is BigQuery refusing who we are.
+func credentialsRefused(err error) bool {
+	return anyError(err, func(e error) bool {
+		return codePrefix(e.Error(), "UNAUTHENTICATED") || strings.Contains(e.Error(), "UNAUTHENTICATED") ||
+			strings.Contains(e.Error(), "invalid_grant")
+	})
+}
+
+func anyError(err error, f func(error) bool) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if anyError(e, f) {
+				return true
+			}
+		}
+		return false
+	}
+	return err != nil && f(err)
+}
+
+func roundAge(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return d.Round(time.Minute).String()
+	default:
+		return d.Round(time.Hour).String()
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// RefreshMetadata implements lsp.MetadataRefresher. A snapshot is read
+// again (Refreshed: its tables). With BigQuery, the cache entries of the
+// datasets the project's graph references are fetched again (listings,
+// even when not cached yet; without a graph, everything cached of the
+// default project), and a connection that failed is opened again
+// (credentials may have been fixed).
+func (b *Backend) RefreshMetadata(ctx context.Context, req lsp.RefreshRequest) (lsp.RefreshResult, error) {
+	s := b.currentSettings()
+	kind := sourceKind(s)
+	res := lsp.RefreshResult{Source: kind}
+	op, err := b.project(req.Root)
+	if err != nil {
+		return res, err
+	}
+	switch kind {
+	case SourceNone:
+		return res, nil
+	case SourceSnapshot:
+		if s.MetadataSnapshot == "" {
+			return res, errors.New(`dfd.metadata.source is "snapshot" but dfd.metadata.snapshot is not set`)
+		}
+		file := resolveSnapshotPath(s.MetadataSnapshot, op.p.Root)
+		b.meta.forget(file)
+		e, err := b.meta.entry(file, op.p.Settings.DefaultProject)
+		if err != nil {
+			return res, err
+		}
+		if e.err != nil {
+			return res, e.err
+		}
+		res.Refreshed = e.tables
+		return res, nil
+	case SourceBigQuery:
+		c := b.bigquery(op, s)
+		if c.err != nil {
+			b.dropBigQuery(op.p.Root)
+			if c = b.bigquery(op, s); c.err != nil {
+				return res, c.err
+			}
+		}
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		var ds []cache.Dataset
+		if h, ok := req.Graph.(*graphHandle); ok && h != nil {
+			ds = connect.GraphDatasets(h.graph, c.b.Credentials.DefaultDatabase)
+		}
+		var errs []error
+		if len(ds) == 0 {
+			n, err := c.b.Cache.Refresh(ctx, cache.Scope{Database: c.b.Credentials.DefaultDatabase})
+			res.Refreshed += n
+			if err != nil && !onlyNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+		for _, d := range ds {
+			n, err := c.b.Cache.Refresh(ctx, cache.Scope{Database: d.Database, Schema: d.Schema})
+			res.Refreshed += n
+			if err != nil && !onlyNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+		err := errors.Join(errs...)
+		if ctx.Err() == nil {
+			c.noteFetch(err)
+		}
+		return res, err
+	default:
+		return res, fmt.Errorf("dfd.metadata.source %q is not one of snapshot, bigquery, none", s.MetadataSource)
+	}
+}
