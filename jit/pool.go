@@ -63,10 +63,12 @@ type PoolOptions struct {
 	MemoryLimit int64
 
 	// Worker process settings, see WorkerOptions.
-	MaxFrame       int
-	GCPercent      int
-	Spares         int
-	TranspileCache string
+	MaxFrame  int
+	GCPercent int
+	// SoftMemoryLimit: default DefaultSoftMemoryLimit; negative: none.
+	SoftMemoryLimit int64
+	Spares          int
+	TranspileCache  string
 
 	// Command starts a worker: the program and its first arguments, to
 	// which the pool appends WorkerArgs. Default: this executable and
@@ -148,6 +150,12 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 	case opts.MemoryLimit < 0:
 		opts.MemoryLimit = 0
 	}
+	switch {
+	case opts.SoftMemoryLimit == 0:
+		opts.SoftMemoryLimit = DefaultSoftMemoryLimit
+	case opts.SoftMemoryLimit < 0:
+		opts.SoftMemoryLimit = 0
+	}
 	if opts.RecycleHeap == 0 && opts.MemoryLimit > 0 {
 		opts.RecycleHeap = uint64(opts.MemoryLimit) / 4 * 3
 	}
@@ -169,8 +177,10 @@ func NewPool(opts PoolOptions) (*Pool, error) {
 		Root:        opts.Root,
 		MemoryLimit: opts.MemoryLimit,
 		GCPercent:   opts.GCPercent,
-		MaxFrame:    opts.MaxFrame,
-		Spares:      opts.Spares,
+
+		SoftMemoryLimit: opts.SoftMemoryLimit,
+		MaxFrame:        opts.MaxFrame,
+		Spares:          opts.Spares,
 
 		TranspileCache: opts.TranspileCache,
 	})...)

@@ -67,6 +67,10 @@ func (r *Pools) Get(k Key) (*Pool, error) {
 			return nil, fmt.Errorf("jit: %s engine: %w", k.Engine, err)
 		}
 		opts.Command = cmd
+		// Such pools serve compiles only (JiT stays on goja), and the
+		// daemon runs one compile of a project at a time: a second
+		// worker would only hold memory.
+		opts.Workers, opts.MinWorkers = 1, 1
 	}
 	p, err := NewPool(opts)
 	if err != nil {

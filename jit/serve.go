@@ -39,7 +39,10 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, stderr io.Wri
 	if opts.GCPercent != 0 {
 		debug.SetGCPercent(opts.GCPercent)
 	}
-	if opts.MemoryLimit > 0 {
+	switch {
+	case opts.SoftMemoryLimit > 0 && (opts.MemoryLimit <= 0 || opts.SoftMemoryLimit < opts.MemoryLimit):
+		debug.SetMemoryLimit(opts.SoftMemoryLimit)
+	case opts.MemoryLimit > 0:
 		debug.SetMemoryLimit(opts.MemoryLimit)
 	}
 	if opts.SampleEvery <= 0 {
@@ -248,8 +251,19 @@ func (s *server) serve(ctx context.Context) error {
 		if fatal != nil {
 			return fatal
 		}
+		if resp.GetStats().GetPeakHeapBytes() > releaseAfterHeap {
+			// The request's runtime is garbage now. Without this the
+			// worker would keep the pages of a big compile for minutes
+			// (the scavenger returns them slowly) while it sits idle.
+			debug.FreeOSMemory()
+		}
 	}
 }
+
+// releaseAfterHeap is the peak heap above which a worker hands its free
+// memory back to the system after the response (a collection and a
+// scavenge: milliseconds for the small live heap left between requests).
+const releaseAfterHeap = 64 << 20
 
 func (s *server) next(ctx context.Context) (*wirepb.Request, error) {
 	for {
