@@ -133,6 +133,12 @@ func (r *CoreResolver) cacheDir() (string, error) {
 	if r.CacheDir != "" {
 		return r.CacheDir, nil
 	}
+	return CacheDir()
+}
+
+// CacheDir is dfd's per-user cache directory: $DFD_CACHE_DIR, else
+// os.UserCacheDir()/dfd.
+func CacheDir() (string, error) {
 	if d := os.Getenv("DFD_CACHE_DIR"); d != "" {
 		return d, nil
 	}
