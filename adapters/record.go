@@ -76,6 +76,21 @@ func (r *Recorder) DeleteTable(ctx context.Context, req *dataformpb.DeleteTableR
 	return r.inner.DeleteTable(ctx, req)
 }
 
+// Add records a call that was answered elsewhere (for example by a JiT
+// worker from an answer sent along with the request): c keeps its fields
+// but gets the next sequence number, and Start is set to now when zero.
+func (r *Recorder) Add(c Call) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	c.Seq = r.seq
+	if c.Start.IsZero() {
+		c.Start = time.Now()
+	}
+	c.Notes = slices.Clone(c.Notes)
+	r.calls = append(r.calls, c)
+}
+
 // pending is a call in flight.
 type pending struct {
 	r     *Recorder

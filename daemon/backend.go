@@ -59,6 +59,10 @@ type Backend struct {
 	bqMu sync.Mutex // guards bq
 	bq   map[string]*bqConn
 
+	// jitMem remembers the metadata reads of each action's last JiT
+	// preview (prefetch.go).
+	jitMem jitMemory
+
 	// Background work (BigQuery prefetches) runs under bgCtx and is
 	// waited for by Close.
 	bgCtx    context.Context
@@ -168,6 +172,7 @@ func (b *Backend) CloseProject(root string) {
 		_ = op.runner.Close()
 	}
 	b.dropBigQuery(root)
+	b.jitMem.forgetProject(root)
 }
 
 func (b *Backend) project(root string) (*openProject, error) {
@@ -377,13 +382,26 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 			"Set dfd.metadata.snapshot (initializationOptions or workspace settings) to a snapshot file, or dfd.metadata.source to \"bigquery\", to preview against real tables.")
 	}
 	settings := b.currentSettings()
-	rec := adapters.NewRecorder(previewPolicy(settings).Wrap(inner))
+	guarded := previewPolicy(settings).Wrap(inner)
+	rec := adapters.NewRecorder(guarded)
+	memKey := jitMemoryKey(req.Root, req.Target)
+	pre, preRecs := prefetch(ctx, guarded, b.jitMem.get(memKey))
+	var reads callLog
 	start := time.Now()
 	resp, err := op.runner.Jit(ctx, JitJob{
 		Request:  enc,
 		Overlays: h.overlays,
 		RPC: func(ctx context.Context, method string, req []byte) ([]byte, error) {
-			return adapters.Dispatch(ctx, rec, method, req)
+			resp, err := adapters.Dispatch(ctx, rec, method, req)
+			if err == nil {
+				reads.add(method, req)
+			}
+			return resp, err
+		},
+		Prefetched: pre,
+		OnPrefetched: func(i int) {
+			rec.Add(preRecs[i])
+			reads.add(pre[i].Method, pre[i].Request)
 		},
 		Timeout: b.jitTimeout(settings),
 		Log: func(level, msg string) {
@@ -391,6 +409,7 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 		},
 	})
 	res.Elapsed = time.Since(start)
+	b.jitMem.set(memKey, reads.list())
 	for _, c := range rec.Calls() {
 		res.Calls = append(res.Calls, lsp.AdapterCall{
 			Method: c.Method, Summary: c.Summary, DurationMs: float64(c.Duration.Microseconds()) / 1000,

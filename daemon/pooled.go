@@ -179,7 +179,11 @@ func (r *pooled) Compile(ctx context.Context, job CompileJob) (*compile.Result, 
 
 // Jit implements Runner.
 func (r *pooled) Jit(ctx context.Context, job JitJob) ([]byte, error) {
-	out, err := r.jitPool.Jit(ctx, jit.JitJob{Request: job.Request, Overlay: job.Overlays, Timeout: job.Timeout, Log: job.Log}, job.RPC)
+	jj := jit.JitJob{Request: job.Request, Overlay: job.Overlays, Timeout: job.Timeout, Log: job.Log, OnPrefetched: job.OnPrefetched}
+	for _, c := range job.Prefetched {
+		jj.Prefetched = append(jj.Prefetched, jit.PrefetchedCall{Method: c.Method, Request: c.Request, Response: c.Response})
+	}
+	out, err := r.jitPool.Jit(ctx, jj, job.RPC)
 	if err != nil {
 		return nil, err
 	}

@@ -52,6 +52,18 @@ type JitJob struct {
 	RPC      engine.RPC
 	Timeout  time.Duration
 	Log      func(level, msg string)
+	// Prefetched answers may be used instead of calling RPC for calls
+	// with exactly the same method and request; OnPrefetched(i) is then
+	// called, in call order. Runners without a process boundary ignore
+	// them (a call to RPC costs them nothing).
+	Prefetched   []PrefetchedCall
+	OnPrefetched func(i int)
+}
+
+// PrefetchedCall is an adapter call's answer obtained before the run.
+type PrefetchedCall struct {
+	Method            string
+	Request, Response []byte
 }
 
 // RunnerFactory makes the Runner of an opened project. The default is

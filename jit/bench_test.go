@@ -35,7 +35,9 @@ func reportLatency(b *testing.B, d []time.Duration, prefix string) {
 // arrives after the previous one by more than the ≈10–30 ms a preparation
 // takes. The benchmark waits that long between requests, off the clock.
 // The adapter answers in-process, at once: what is measured is the worker
-// protocol and goja, not BigQuery.
+// protocol and goja, not BigQuery. 3-cached-calls makes three metadata
+// reads that the worker answers from prefetched answers (PrefetchedCall),
+// as the daemon's repeated previews of an action do.
 func BenchmarkJitWarm(b *testing.B) {
 	root := project(b, nil)
 	p := newPool(b, root, jit.PoolOptions{Workers: 1})
@@ -44,13 +46,20 @@ func BenchmarkJitWarm(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name, code string
-		calls      int64
+		calls      int64 // reaching the host
+		prefetch   bool
 	}{
-		{"0-calls", jitNoCalls, 0},
-		{"3-calls", jitThreeCalls, 3},
+		{"0-calls", jitNoCalls, 0, false},
+		{"3-calls", jitThreeCalls, 3, false},
+		// Three metadata reads answered by the worker from the answers
+		// the daemon sends along (what the previous run asked).
+		{"3-cached-calls", jitThreeReads, 0, true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			job := jitJob(c.code)
+			if c.prefetch {
+				_, job.Prefetched = recordCalls(b, p, job)
+			}
 			a := &adapter{}
 			lat := make([]time.Duration, 0, b.N)
 			var run []time.Duration

@@ -27,7 +27,7 @@ type exchange struct {
 // flight); the caller's cancellation and the deadline become a Cancel
 // frame, and a worker that does not answer within grace after that is
 // killed. A non-nil error means the worker is dead or killed.
-func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wirepb.Request, rpc engine.RPC, timeout, grace time.Duration, onLog func(level, msg string)) (ex exchange, err error) {
+func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wirepb.Request, rpc engine.RPC, prefetched func(int) bool, timeout, grace time.Duration, onLog func(level, msg string)) (ex exchange, err error) {
 	w.nextID++
 	id := w.nextID
 	req.Id = id
@@ -41,7 +41,7 @@ func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wi
 	// for before returning.
 	rpcCtx, cancelRPCs := context.WithCancel(ctx)
 	var bg sync.WaitGroup
-	st := &callState{id: id, ctx: rpcCtx, rpc: rpc, bg: &bg}
+	st := &callState{id: id, ctx: rpcCtx, rpc: rpc, prefetched: prefetched, bg: &bg}
 	defer func() { ex.adapterCalls = st.calls.Load() }()
 	w.cur.Store(st)
 	defer bg.Wait()
@@ -129,6 +129,9 @@ type callState struct {
 	id  uint64
 	ctx context.Context
 	rpc engine.RPC
+	// prefetched is told which prefetched answer the worker used; false
+	// means no such answer was sent.
+	prefetched func(int) bool
 
 	mu   sync.Mutex // guards done and the Add of bg
 	done bool

@@ -199,6 +199,17 @@ func (w *hostWorker) readLoop(r *wire.Reader) {
 				w.deadErr = err
 				return
 			}
+			if i := c.GetPrefetched(); i > 0 {
+				// Answered in the worker: recorded here, in frame order.
+				if st.prefetched == nil || !st.prefetched(int(i)-1) {
+					err := fmt.Errorf("%w: request %d used prefetched answer %d, which it was not sent", wire.ErrProtocol, c.GetRequestId(), i)
+					w.log.Error("ending jit worker: bad output", "err", err)
+					w.kill()
+					w.deadErr = err
+					return
+				}
+				continue
+			}
 			st.start(func(ctx context.Context, rpc engine.RPC) { w.answer(ctx, c, rpc) })
 			continue
 		}

@@ -31,6 +31,21 @@ type JitJob struct {
 	Overlay map[string][]byte
 	Timeout time.Duration
 	Log     func(level, msg string)
+	// Prefetched are answers the caller already has for calls the JiT
+	// code is expected to make; the worker answers matching calls itself,
+	// saving a round trip each, and OnPrefetched(i) is called (on the
+	// pool's reader, in call order among the other calls: keep it quick)
+	// for each such call of Prefetched[i].
+	Prefetched   []PrefetchedCall
+	OnPrefetched func(i int)
+}
+
+// PrefetchedCall is an adapter call and its answer, sent with a JiT
+// request. Only successful answers of calls without side effects belong
+// here.
+type PrefetchedCall struct {
+	Method            string
+	Request, Response []byte
 }
 
 // Result is a request's answer.
@@ -54,7 +69,7 @@ type Stats struct {
 
 // Compile compiles the pool's project on a worker.
 func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Result, error) {
-	return p.do(ctx, "compile", job.Timeout, job.Log, nil, func(timeoutMS uint32) *wirepb.Request {
+	return p.do(ctx, "compile", job.Timeout, job.Log, nil, nil, func(timeoutMS uint32) *wirepb.Request {
 		return &wirepb.Request{Kind: &wirepb.Request_Compile{Compile: &wirepb.Compile{
 			Request: job.Request, Root: p.opts.Root, Overlay: job.Overlay, TimeoutMs: timeoutMS,
 		}}}
@@ -66,15 +81,23 @@ func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Result, error) {
 // An error rpc returns reaches the JiT code as a rejected promise with the
 // error's text as message.
 func (p *Pool) Jit(ctx context.Context, job JitJob, rpc engine.RPC) (*Result, error) {
-	return p.do(ctx, "JiT compilation", job.Timeout, job.Log, rpc, func(timeoutMS uint32) *wirepb.Request {
+	var pre []*wirepb.PrefetchedCall
+	for _, c := range job.Prefetched {
+		pre = append(pre, &wirepb.PrefetchedCall{Method: c.Method, Request: c.Request, Response: nonNilBytes(c.Response)})
+	}
+	onPrefetched := job.OnPrefetched
+	if onPrefetched == nil {
+		onPrefetched = func(int) {}
+	}
+	return p.do(ctx, "JiT compilation", job.Timeout, job.Log, rpc, prefetchHook{n: len(pre), f: onPrefetched}.call, func(timeoutMS uint32) *wirepb.Request {
 		return &wirepb.Request{Kind: &wirepb.Request_Jit{Jit: &wirepb.Jit{
-			Request: job.Request, Root: p.opts.Root, Overlay: job.Overlay, TimeoutMs: timeoutMS,
+			Request: job.Request, Root: p.opts.Root, Overlay: job.Overlay, TimeoutMs: timeoutMS, Prefetched: pre,
 		}}}
 	})
 }
 
 // do runs one request on a worker and decides the worker's fate after it.
-func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log func(level, msg string), rpc engine.RPC, build func(timeoutMS uint32) *wirepb.Request) (*Result, error) {
+func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log func(level, msg string), rpc engine.RPC, prefetched func(int) bool, build func(timeoutMS uint32) *wirepb.Request) (*Result, error) {
 	start := time.Now()
 	if !p.enter() {
 		return nil, ErrClosed
@@ -101,7 +124,7 @@ func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log f
 		queued = time.Since(start)
 		sent := time.Now()
 		req := build(uint32(min(timeout.Milliseconds(), 1<<32-1)))
-		ex, err = w.call(ctx, p.ctx.Done(), req, rpc, timeout, p.opts.Grace, log)
+		ex, err = w.call(ctx, p.ctx.Done(), req, rpc, prefetched, timeout, p.opts.Grace, log)
 		if err == nil {
 			break
 		}
@@ -181,4 +204,29 @@ func responseError(what string, timeout time.Duration, e *wirepb.Error, interrup
 		we.Message = fmt.Sprintf("%s: deadline of %s exceeded", what, timeout)
 	}
 	return we
+}
+
+// prefetchHook reports a worker's use of prefetched answer i, refusing
+// indexes the request did not send.
+type prefetchHook struct {
+	n int
+	f func(int)
+}
+
+func (h prefetchHook) call(i int) bool {
+	if i < 0 || i >= h.n {
+		return false
+	}
+	h.f(i)
+	return true
+}
+
+// nonNilBytes keeps an empty answer distinct from an absent one on the
+// wire's side of things (protobuf has no null bytes, and the worker hands
+// the bytes to JavaScript).
+func nonNilBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }

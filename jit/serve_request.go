@@ -37,9 +37,10 @@ func (s *server) handle(ctx context.Context, req *wirepb.Request) (*wirepb.Respo
 	var job jobSpec
 	switch k := req.Kind.(type) {
 	case *wirepb.Request_Compile:
-		job = jobSpec{k.Compile.GetRequest(), k.Compile.GetRoot(), k.Compile.GetOverlay(), k.Compile.GetTimeoutMs(), false}
+		job = jobSpec{request: k.Compile.GetRequest(), root: k.Compile.GetRoot(), overlay: k.Compile.GetOverlay(), timeoutMS: k.Compile.GetTimeoutMs()}
 	case *wirepb.Request_Jit:
-		job = jobSpec{k.Jit.GetRequest(), k.Jit.GetRoot(), k.Jit.GetOverlay(), k.Jit.GetTimeoutMs(), true}
+		job = jobSpec{request: k.Jit.GetRequest(), root: k.Jit.GetRoot(), overlay: k.Jit.GetOverlay(), timeoutMS: k.Jit.GetTimeoutMs(),
+			jit: true, prefetched: k.Jit.GetPrefetched()}
 	default:
 		resp.Outcome = errorOutcome(CodeInvalidArgument, "request has neither compile nor jit", "")
 		return resp, nil
@@ -84,6 +85,8 @@ type jobSpec struct {
 	overlay   map[string][]byte
 	timeoutMS uint32
 	jit       bool
+
+	prefetched []*wirepb.PrefetchedCall
 }
 
 // runtimeFor returns a prepared runtime for root (the worker's own root
@@ -110,7 +113,7 @@ func (s *server) run(ctx context.Context, rt *engine.Runtime, id uint64, job job
 	}
 	defer closeFiles()
 	if job.jit {
-		return rt.JitCompile(ctx, files, job.request, s.adapter(id))
+		return rt.JitCompile(ctx, files, job.request, s.adapter(id, job.prefetched))
 	}
 	return rt.Compile(ctx, files, job.request)
 }

@@ -509,11 +509,16 @@ func (x *Compile) GetTimeoutMs() uint32 {
 // Jit runs core's jitCompiler on an encoded dataform.JitCompilationRequest.
 // Its DbAdapter calls come back to the host as AdapterCall frames.
 type Jit struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Request       []byte                 `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
-	Root          string                 `protobuf:"bytes,2,opt,name=root,proto3" json:"root,omitempty"`
-	Overlay       map[string][]byte      `protobuf:"bytes,3,rep,name=overlay,proto3" json:"overlay,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	TimeoutMs     uint32                 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Request   []byte                 `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	Root      string                 `protobuf:"bytes,2,opt,name=root,proto3" json:"root,omitempty"`
+	Overlay   map[string][]byte      `protobuf:"bytes,3,rep,name=overlay,proto3" json:"overlay,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	TimeoutMs uint32                 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	// Answers the host already holds for calls the JiT code is expected to
+	// make (metadata reads it made the last time): a call with exactly this
+	// method and request is answered in the worker, without a round trip,
+	// and reported with AdapterCall.prefetched. A worker may ignore them.
+	Prefetched    []*PrefetchedCall `protobuf:"bytes,5,rep,name=prefetched,proto3" json:"prefetched,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -576,6 +581,73 @@ func (x *Jit) GetTimeoutMs() uint32 {
 	return 0
 }
 
+func (x *Jit) GetPrefetched() []*PrefetchedCall {
+	if x != nil {
+		return x.Prefetched
+	}
+	return nil
+}
+
+type PrefetchedCall struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Method        string                 `protobuf:"bytes,1,opt,name=method,proto3" json:"method,omitempty"`
+	Request       []byte                 `protobuf:"bytes,2,opt,name=request,proto3" json:"request,omitempty"`
+	Response      []byte                 `protobuf:"bytes,3,opt,name=response,proto3" json:"response,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrefetchedCall) Reset() {
+	*x = PrefetchedCall{}
+	mi := &file_wire_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrefetchedCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrefetchedCall) ProtoMessage() {}
+
+func (x *PrefetchedCall) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrefetchedCall.ProtoReflect.Descriptor instead.
+func (*PrefetchedCall) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PrefetchedCall) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *PrefetchedCall) GetRequest() []byte {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *PrefetchedCall) GetResponse() []byte {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
 type Response struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -591,7 +663,7 @@ type Response struct {
 
 func (x *Response) Reset() {
 	*x = Response{}
-	mi := &file_wire_proto_msgTypes[5]
+	mi := &file_wire_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -603,7 +675,7 @@ func (x *Response) String() string {
 func (*Response) ProtoMessage() {}
 
 func (x *Response) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[5]
+	mi := &file_wire_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -616,7 +688,7 @@ func (x *Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Response.ProtoReflect.Descriptor instead.
 func (*Response) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{5}
+	return file_wire_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Response) GetId() uint64 {
@@ -685,7 +757,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_wire_proto_msgTypes[6]
+	mi := &file_wire_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +769,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[6]
+	mi := &file_wire_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +782,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{6}
+	return file_wire_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Error) GetCode() Code {
@@ -748,7 +820,7 @@ type Stats struct {
 
 func (x *Stats) Reset() {
 	*x = Stats{}
-	mi := &file_wire_proto_msgTypes[7]
+	mi := &file_wire_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +832,7 @@ func (x *Stats) String() string {
 func (*Stats) ProtoMessage() {}
 
 func (x *Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[7]
+	mi := &file_wire_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +845,7 @@ func (x *Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stats.ProtoReflect.Descriptor instead.
 func (*Stats) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{7}
+	return file_wire_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Stats) GetPrepareMicros() int64 {
@@ -822,7 +894,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -834,7 +906,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -847,7 +919,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{8}
+	return file_wire_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Cancel) GetId() uint64 {
@@ -859,18 +931,23 @@ func (x *Cancel) GetId() uint64 {
 
 // AdapterCall is a DbAdapter call made by the JiT code of request request_id.
 type AdapterCall struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CallId        uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"` // chosen by the worker, unique per worker
-	RequestId     uint64                 `protobuf:"varint,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	Method        string                 `protobuf:"bytes,3,opt,name=method,proto3" json:"method,omitempty"`   // "Execute", "ListTables", "GetTable", "DeleteTable"
-	Request       []byte                 `protobuf:"bytes,4,opt,name=request,proto3" json:"request,omitempty"` // the encoded request message of db_adapter.proto / jit.proto
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	CallId    uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"` // chosen by the worker, unique per worker
+	RequestId uint64                 `protobuf:"varint,2,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Method    string                 `protobuf:"bytes,3,opt,name=method,proto3" json:"method,omitempty"`   // "Execute", "ListTables", "GetTable", "DeleteTable"
+	Request   []byte                 `protobuf:"bytes,4,opt,name=request,proto3" json:"request,omitempty"` // the encoded request message of db_adapter.proto / jit.proto
+	// When non-zero, the worker answered this call from the request's
+	// prefetched[prefetched - 1] and expects no AdapterResult: the frame
+	// only tells the host that (and when) the call was made. request is then
+	// left empty.
+	Prefetched    uint32 `protobuf:"varint,5,opt,name=prefetched,proto3" json:"prefetched,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AdapterCall) Reset() {
 	*x = AdapterCall{}
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -882,7 +959,7 @@ func (x *AdapterCall) String() string {
 func (*AdapterCall) ProtoMessage() {}
 
 func (x *AdapterCall) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -895,7 +972,7 @@ func (x *AdapterCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterCall.ProtoReflect.Descriptor instead.
 func (*AdapterCall) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{9}
+	return file_wire_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AdapterCall) GetCallId() uint64 {
@@ -926,6 +1003,13 @@ func (x *AdapterCall) GetRequest() []byte {
 	return nil
 }
 
+func (x *AdapterCall) GetPrefetched() uint32 {
+	if x != nil {
+		return x.Prefetched
+	}
+	return 0
+}
+
 type AdapterResult struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	CallId uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
@@ -940,7 +1024,7 @@ type AdapterResult struct {
 
 func (x *AdapterResult) Reset() {
 	*x = AdapterResult{}
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -952,7 +1036,7 @@ func (x *AdapterResult) String() string {
 func (*AdapterResult) ProtoMessage() {}
 
 func (x *AdapterResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -965,7 +1049,7 @@ func (x *AdapterResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterResult.ProtoReflect.Descriptor instead.
 func (*AdapterResult) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{10}
+	return file_wire_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AdapterResult) GetCallId() uint64 {
@@ -1028,7 +1112,7 @@ type Log struct {
 
 func (x *Log) Reset() {
 	*x = Log{}
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1040,7 +1124,7 @@ func (x *Log) String() string {
 func (*Log) ProtoMessage() {}
 
 func (x *Log) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1053,7 +1137,7 @@ func (x *Log) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Log.ProtoReflect.Descriptor instead.
 func (*Log) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{11}
+	return file_wire_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Log) GetRequestId() uint64 {
@@ -1114,16 +1198,23 @@ const file_wire_proto_rawDesc = "" +
 	"timeout_ms\x18\x04 \x01(\rR\ttimeoutMs\x1a:\n" +
 	"\fOverlayEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\xc4\x01\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\xfe\x01\n" +
 	"\x03Jit\x12\x18\n" +
 	"\arequest\x18\x01 \x01(\fR\arequest\x12\x12\n" +
 	"\x04root\x18\x02 \x01(\tR\x04root\x124\n" +
 	"\aoverlay\x18\x03 \x03(\v2\x1a.dfd.wire.Jit.OverlayEntryR\aoverlay\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x04 \x01(\rR\ttimeoutMs\x1a:\n" +
+	"timeout_ms\x18\x04 \x01(\rR\ttimeoutMs\x128\n" +
+	"\n" +
+	"prefetched\x18\x05 \x03(\v2\x18.dfd.wire.PrefetchedCallR\n" +
+	"prefetched\x1a:\n" +
 	"\fOverlayEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\x8f\x01\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"^\n" +
+	"\x0ePrefetchedCall\x12\x16\n" +
+	"\x06method\x18\x01 \x01(\tR\x06method\x12\x18\n" +
+	"\arequest\x18\x02 \x01(\fR\arequest\x12\x1a\n" +
+	"\bresponse\x18\x03 \x01(\fR\bresponse\"\x8f\x01\n" +
 	"\bResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\x06result\x18\x02 \x01(\fH\x00R\x06result\x12'\n" +
@@ -1143,13 +1234,16 @@ const file_wire_proto_rawDesc = "" +
 	"\x0fpeak_heap_bytes\x18\x04 \x01(\x04R\rpeakHeapBytes\x12'\n" +
 	"\x0frequests_served\x18\x05 \x01(\x04R\x0erequestsServed\"\x18\n" +
 	"\x06Cancel\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x04R\x02id\"w\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\"\x97\x01\n" +
 	"\vAdapterCall\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x02 \x01(\x04R\trequestId\x12\x16\n" +
 	"\x06method\x18\x03 \x01(\tR\x06method\x12\x18\n" +
-	"\arequest\x18\x04 \x01(\fR\arequest\"z\n" +
+	"\arequest\x18\x04 \x01(\fR\arequest\x12\x1e\n" +
+	"\n" +
+	"prefetched\x18\x05 \x01(\rR\n" +
+	"prefetched\"z\n" +
 	"\rAdapterResult\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12\x1c\n" +
 	"\bresponse\x18\x02 \x01(\fH\x00R\bresponse\x12'\n" +
@@ -1183,45 +1277,47 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_wire_proto_goTypes = []any{
-	(Code)(0),             // 0: dfd.wire.Code
-	(*Frame)(nil),         // 1: dfd.wire.Frame
-	(*Hello)(nil),         // 2: dfd.wire.Hello
-	(*Request)(nil),       // 3: dfd.wire.Request
-	(*Compile)(nil),       // 4: dfd.wire.Compile
-	(*Jit)(nil),           // 5: dfd.wire.Jit
-	(*Response)(nil),      // 6: dfd.wire.Response
-	(*Error)(nil),         // 7: dfd.wire.Error
-	(*Stats)(nil),         // 8: dfd.wire.Stats
-	(*Cancel)(nil),        // 9: dfd.wire.Cancel
-	(*AdapterCall)(nil),   // 10: dfd.wire.AdapterCall
-	(*AdapterResult)(nil), // 11: dfd.wire.AdapterResult
-	(*Log)(nil),           // 12: dfd.wire.Log
-	nil,                   // 13: dfd.wire.Compile.OverlayEntry
-	nil,                   // 14: dfd.wire.Jit.OverlayEntry
+	(Code)(0),              // 0: dfd.wire.Code
+	(*Frame)(nil),          // 1: dfd.wire.Frame
+	(*Hello)(nil),          // 2: dfd.wire.Hello
+	(*Request)(nil),        // 3: dfd.wire.Request
+	(*Compile)(nil),        // 4: dfd.wire.Compile
+	(*Jit)(nil),            // 5: dfd.wire.Jit
+	(*PrefetchedCall)(nil), // 6: dfd.wire.PrefetchedCall
+	(*Response)(nil),       // 7: dfd.wire.Response
+	(*Error)(nil),          // 8: dfd.wire.Error
+	(*Stats)(nil),          // 9: dfd.wire.Stats
+	(*Cancel)(nil),         // 10: dfd.wire.Cancel
+	(*AdapterCall)(nil),    // 11: dfd.wire.AdapterCall
+	(*AdapterResult)(nil),  // 12: dfd.wire.AdapterResult
+	(*Log)(nil),            // 13: dfd.wire.Log
+	nil,                    // 14: dfd.wire.Compile.OverlayEntry
+	nil,                    // 15: dfd.wire.Jit.OverlayEntry
 }
 var file_wire_proto_depIdxs = []int32{
 	2,  // 0: dfd.wire.Frame.hello:type_name -> dfd.wire.Hello
 	3,  // 1: dfd.wire.Frame.request:type_name -> dfd.wire.Request
-	6,  // 2: dfd.wire.Frame.response:type_name -> dfd.wire.Response
-	9,  // 3: dfd.wire.Frame.cancel:type_name -> dfd.wire.Cancel
-	10, // 4: dfd.wire.Frame.adapter_call:type_name -> dfd.wire.AdapterCall
-	11, // 5: dfd.wire.Frame.adapter_result:type_name -> dfd.wire.AdapterResult
-	12, // 6: dfd.wire.Frame.log:type_name -> dfd.wire.Log
+	7,  // 2: dfd.wire.Frame.response:type_name -> dfd.wire.Response
+	10, // 3: dfd.wire.Frame.cancel:type_name -> dfd.wire.Cancel
+	11, // 4: dfd.wire.Frame.adapter_call:type_name -> dfd.wire.AdapterCall
+	12, // 5: dfd.wire.Frame.adapter_result:type_name -> dfd.wire.AdapterResult
+	13, // 6: dfd.wire.Frame.log:type_name -> dfd.wire.Log
 	4,  // 7: dfd.wire.Request.compile:type_name -> dfd.wire.Compile
 	5,  // 8: dfd.wire.Request.jit:type_name -> dfd.wire.Jit
-	13, // 9: dfd.wire.Compile.overlay:type_name -> dfd.wire.Compile.OverlayEntry
-	14, // 10: dfd.wire.Jit.overlay:type_name -> dfd.wire.Jit.OverlayEntry
-	7,  // 11: dfd.wire.Response.error:type_name -> dfd.wire.Error
-	8,  // 12: dfd.wire.Response.stats:type_name -> dfd.wire.Stats
-	0,  // 13: dfd.wire.Error.code:type_name -> dfd.wire.Code
-	7,  // 14: dfd.wire.AdapterResult.error:type_name -> dfd.wire.Error
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	14, // 9: dfd.wire.Compile.overlay:type_name -> dfd.wire.Compile.OverlayEntry
+	15, // 10: dfd.wire.Jit.overlay:type_name -> dfd.wire.Jit.OverlayEntry
+	6,  // 11: dfd.wire.Jit.prefetched:type_name -> dfd.wire.PrefetchedCall
+	8,  // 12: dfd.wire.Response.error:type_name -> dfd.wire.Error
+	9,  // 13: dfd.wire.Response.stats:type_name -> dfd.wire.Stats
+	0,  // 14: dfd.wire.Error.code:type_name -> dfd.wire.Code
+	8,  // 15: dfd.wire.AdapterResult.error:type_name -> dfd.wire.Error
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -1242,11 +1338,11 @@ func file_wire_proto_init() {
 		(*Request_Compile)(nil),
 		(*Request_Jit)(nil),
 	}
-	file_wire_proto_msgTypes[5].OneofWrappers = []any{
+	file_wire_proto_msgTypes[6].OneofWrappers = []any{
 		(*Response_Result)(nil),
 		(*Response_Error)(nil),
 	}
-	file_wire_proto_msgTypes[10].OneofWrappers = []any{
+	file_wire_proto_msgTypes[11].OneofWrappers = []any{
 		(*AdapterResult_Response)(nil),
 		(*AdapterResult_Error)(nil),
 	}
@@ -1256,7 +1352,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
