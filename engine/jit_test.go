@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -135,5 +136,53 @@ func TestJitFailures(t *testing.T) {
 				t.Errorf("took %s", d)
 			}
 		})
+	}
+}
+
+// Answers given with SetImmediate settle calls without the RPC, in the
+// same order and with the same result; calls it does not know (and a
+// failing lookup of a known table, answered as an error by the RPC) still
+// go to the RPC.
+func TestJitImmediateAnswers(t *testing.T) {
+	const code = "async (jctx) => { const a = await jctx.adapter.getTable({target: {name: 'known'}}); " +
+		"let miss = 'none'; try { await jctx.adapter.getTable({target: {name: 'other'}}); } catch (e) { miss = e.message; } " +
+		"const b = await jctx.adapter.getTable({target: {name: 'known'}}); " +
+		"return `select ${a.fields.length} ${b.fields[1].name} -- ${miss}`; }"
+	root := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{"workflow_settings.yaml": settings})
+	run := func(immediate bool) ([]byte, []string, int) {
+		files, err := engine.OpenDir(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer files.Close()
+		rt := runtimeFor(t, root)
+		var calls []string
+		rpc := fakeRPC(&calls)
+		answered := 0
+		if immediate {
+			rt.SetImmediate(func(method string, req []byte) ([]byte, bool) {
+				var r dataformpb.GetTableRequest
+				if method != "GetTable" || proto.Unmarshal(req, &r) != nil || r.GetTarget().GetName() != "known" {
+					return nil, false
+				}
+				answered++
+				resp, err := rpc(context.Background(), method, req)
+				calls = calls[:len(calls)-1] // not a call of the RPC's
+				return resp, err == nil
+			})
+		}
+		out, err := rt.JitCompile(context.Background(), files, jitRequest(code, table), rpc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, calls, answered
+	}
+	want, wantCalls, _ := run(false)
+	got, gotCalls, answered := run(true)
+	if !bytes.Equal(got, want) {
+		t.Errorf("response with immediate answers differs")
+	}
+	if len(wantCalls) != 3 || len(gotCalls) != 1 || answered != 2 {
+		t.Errorf("RPC calls %v without, %v with immediate answers (%d answered)", wantCalls, gotCalls, answered)
 	}
 }

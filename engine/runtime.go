@@ -68,6 +68,8 @@ type Runtime struct {
 	files  []string // stack of files being loaded, for __dataform_current_file
 	timers timerQueue
 	used   bool
+
+	immediate func(method string, request []byte) ([]byte, bool) // SetImmediate
 }
 
 // ErrUsed is returned when a Runtime is asked to serve a second request.

@@ -113,7 +113,8 @@ func (s *server) run(ctx context.Context, rt *engine.Runtime, id uint64, job job
 	}
 	defer closeFiles()
 	if job.jit {
-		return rt.JitCompile(ctx, files, job.request, s.adapter(id, job.prefetched))
+		rt.SetImmediate(s.prefetchedAnswers(id, job.prefetched))
+		return rt.JitCompile(ctx, files, job.request, s.adapter(id))
 	}
 	return rt.Compile(ctx, files, job.request)
 }
