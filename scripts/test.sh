@@ -2,7 +2,10 @@
 # The whole test suite, as CI runs it (.ci/run calls this script).
 # It installs what the tests need, idempotently and with caches outside the
 # clone (~/.cache/dfd-ci): Debian packages, npm packages (the official
-# Dataform CLI and cores the parity tests compare against).
+# Dataform CLI and cores the parity tests compare against), the BigQuery
+# emulator, and for the VS Code end-to-end test code-server, Debian's
+# Chromium and playwright-core (tools/codeserver/ensure.sh). Screenshots of
+# that test go to vscode-extension/e2e/artifacts ($DFD_E2E_ARTIFACTS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,3 +52,6 @@ done
 
 log "go test"
 go test -timeout 45m ./...
+
+log "VS Code end-to-end"
+bash vscode-extension/e2e/run.sh
