@@ -13,7 +13,6 @@ export class StatusBar implements vscode.Disposable {
   private pending = false;
   private warnedNoProject = false;
   private runningSince = 0;
-  private readonly warnedErrors = new Set<string>();
   private readonly disposables: vscode.Disposable[] = [];
   last: StatusResult | undefined;
 
@@ -100,22 +99,10 @@ export class StatusBar implements vscode.Disposable {
         "dfd: no Dataform project in this workspace (no workflow_settings.yaml or dataform.json found). Open the folder of a Dataform project to get diagnostics and previews.",
       );
     }
-    for (const p of projects) {
-      if (p.error && !this.warnedErrors.has(p.root)) {
-        this.warnedErrors.add(p.root);
-        const name = decodeURIComponent(p.root.replace(/\/+$/, "").split("/").pop() ?? p.root);
-        void vscode.window
-          .showWarningMessage(`dfd: the Dataform project ${name} cannot be compiled: ${p.error}`, "Show problems")
-          .then((c) => {
-            if (c === "Show problems") {
-              void vscode.commands.executeCommand("workbench.actions.view.problems");
-            }
-          });
-      } else if (!p.error) {
-        // Warn again if it breaks again later.
-        this.warnedErrors.delete(p.root);
-      }
-    }
+    // A project that cannot be compiled (no core, broken settings) is
+    // announced by the server itself (window/showMessage) and shown on the
+    // settings file in Problems; the status bar turns red with the message
+    // in its tooltip. A second pop-up from here would say the same again.
   }
 
   async menu(): Promise<void> {
