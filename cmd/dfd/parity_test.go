@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/jit/nodeworker"
 )
 
 // fixtureExpectation is one line of testdata/README.md's outcome block.
@@ -203,7 +204,9 @@ func short(v any) string {
 // TestParityWithOfficialCLI compiles every fixture with the official
 // `dataform compile --json` (npm @dataform/cli) and with `dfd compile --json`
 // on the same copy of the project, with every core version the fixture is
-// meant for, and requires the same graph, exit status and error files.
+// meant for, and requires the same graph, exit status and error files. dfd
+// runs with each engine: --engine=goja (in process) and --engine=node (a
+// Node.js worker; skipped when no Node.js ≥ 20 is installed).
 func TestParityWithOfficialCLI(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatal("node is needed to run the official CLI")
@@ -220,26 +223,34 @@ func TestParityWithOfficialCLI(t *testing.T) {
 				dir := testenv.ProjectCopy(t, src, install)
 				flags := fixtureFlags(t, src)
 				cli := runOfficialCLI(t, dir, flags)
-				dfd := runDFD(t, append([]string{"compile", dir, "--json"}, flags...)...)
-
-				if cli.code != dfd.code {
-					t.Errorf("exit status: CLI %d, dfd %d\nCLI stderr:\n%s\ndfd stderr:\n%s", cli.code, dfd.code, cli.stderr, dfd.stderr)
-				}
 				if want := map[bool]int{false: 0, true: 1}[fx.errors]; cli.code != want {
 					t.Errorf("the official CLI exited %d, the fixture expects %d:\n%s", cli.code, want, cli.stderr)
 				}
 				cliGraph := normalize(parseGraph(t, "the CLI", cli.stdout))
-				dfdGraph := normalize(parseGraph(t, "dfd", dfd.stdout))
-				if d := firstDifference("graph", cliGraph, dfdGraph); d != "" {
-					t.Errorf("graphs differ (CLI vs dfd) at %s", d)
-				}
-				if !fx.errors && !bytes.Equal(vm2CatchRE.ReplaceAll(cli.stdout, nil), dfd.stdout) {
-					t.Errorf("stdout is not byte-identical to the CLI's although the graphs are equal")
-				}
-				for _, e := range compilationErrors(cliGraph) {
-					if !bytes.Contains(dfd.stderr, []byte(e)) {
-						t.Errorf("dfd's stderr does not name %q:\n%s", e, dfd.stderr)
-					}
+				for _, eng := range []string{engineGoja, engineNode} {
+					t.Run(eng, func(t *testing.T) {
+						if eng == engineNode {
+							if _, _, err := nodeworker.FindNode(); err != nil {
+								t.Skipf("--engine=node not tested: %v", err)
+							}
+						}
+						dfd := runDFD(t, append([]string{"compile", dir, "--json", "--engine=" + eng}, flags...)...)
+						if cli.code != dfd.code {
+							t.Errorf("exit status: CLI %d, dfd %d\nCLI stderr:\n%s\ndfd stderr:\n%s", cli.code, dfd.code, cli.stderr, dfd.stderr)
+						}
+						dfdGraph := normalize(parseGraph(t, "dfd", dfd.stdout))
+						if d := firstDifference("graph", cliGraph, dfdGraph); d != "" {
+							t.Errorf("graphs differ (CLI vs dfd) at %s", d)
+						}
+						if !fx.errors && !bytes.Equal(vm2CatchRE.ReplaceAll(cli.stdout, nil), dfd.stdout) {
+							t.Errorf("stdout is not byte-identical to the CLI's although the graphs are equal")
+						}
+						for _, e := range compilationErrors(cliGraph) {
+							if !bytes.Contains(dfd.stderr, []byte(e)) {
+								t.Errorf("dfd's stderr does not name %q:\n%s", e, dfd.stderr)
+							}
+						}
+					})
 				}
 			})
 		}

@@ -1,0 +1,263 @@
+package nodeworker_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/jit"
+	dfproject "github.com/dfdtools/dfd/project"
+)
+
+func reportLatency(b *testing.B, d []time.Duration, prefix string) {
+	if len(d) == 0 {
+		return
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	ms := func(x time.Duration) float64 { return float64(x) / float64(time.Millisecond) }
+	b.ReportMetric(ms(d[len(d)/2]), prefix+"p50-ms")
+	b.ReportMetric(ms(d[(len(d)*95)/100]), prefix+"p95-ms")
+}
+
+// BenchmarkJitWarm is jit's BenchmarkJitWarm with the node worker: a JiT
+// request through the pipe to a warm worker (its next context prepared: the
+// benchmark waits 40 ms between requests, off the clock), the adapter
+// answering in-process at once.
+//
+// With $DFD_BENCH_DFD (a built dfd), the goja worker runs the same requests
+// through the same pool, for comparison.
+func BenchmarkJitWarm(b *testing.B) {
+	root := project(b, nil)
+	engines := map[string]*jit.Pool{"node": newPool(b, root, "", jit.PoolOptions{Workers: 1})}
+	if dfd := os.Getenv("DFD_BENCH_DFD"); dfd != "" {
+		engines["goja"] = newPool(b, root, "", jit.PoolOptions{Workers: 1, Command: []string{dfd, "worker"}})
+	}
+	for _, name := range []string{"node", "goja"} {
+		p := engines[name]
+		if p == nil {
+			continue
+		}
+		if err := p.Prewarm(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) { benchJitWarm(b, p) })
+	}
+}
+
+func benchJitWarm(b *testing.B, p *jit.Pool) {
+	for _, c := range []struct {
+		name, code string
+		calls      int64
+	}{
+		{"0-calls", jitNoCalls, 0},
+		{"3-calls", jitThreeCalls, 3},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			job := jitJob(c.code)
+			a := &adapter{}
+			var lat, run []time.Duration
+			waited := 0
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				time.Sleep(40 * time.Millisecond)
+				b.StartTimer()
+				start := time.Now()
+				res, err := p.Jit(context.Background(), job, a.rpc)
+				lat = append(lat, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				run = append(run, res.Stats.Run)
+				if res.Stats.Wait > 100*time.Microsecond {
+					waited++
+				}
+			}
+			b.StopTimer()
+			if a.calls.Load() != c.calls*int64(b.N) {
+				b.Fatalf("%d adapter calls for %d requests", a.calls.Load(), b.N)
+			}
+			reportLatency(b, lat, "")
+			reportLatency(b, run, "engine-")
+			b.ReportMetric(float64(waited)/float64(b.N), "cold-frac")
+		})
+	}
+}
+
+// BenchmarkWorkerColdStart: a new node worker up to its Hello, then its
+// first JiT request.
+func BenchmarkWorkerColdStart(b *testing.B) {
+	root := project(b, nil)
+	var ready, first []time.Duration
+	for i := 0; i < b.N; i++ {
+		opts := jit.PoolOptions{Root: root, BundlePath: bundlePath(root), CoreVersion: testenv.CoreVersion, Workers: 1, Command: command(b, root, bundlePath(root))}
+		p, err := jit.NewPool(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if err := p.Prewarm(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		ready = append(ready, time.Since(start))
+		if _, err := p.Jit(context.Background(), jitJob(jitThreeCalls), (&adapter{}).rpc); err != nil {
+			b.Fatal(err)
+		}
+		first = append(first, time.Since(start))
+		b.StopTimer()
+		p.Close()
+		b.StartTimer()
+	}
+	reportLatency(b, ready, "ready-")
+	reportLatency(b, first, "first-jit-")
+}
+
+// BenchmarkCompileProject compiles the projects listed in
+// $DFD_NODE_BENCH_PROJECTS (comma-separated directories with core in
+// node_modules, e.g. made by bench/cmd/genproject) on a warm node worker:
+// the first compile, then warm ones, with the worker's caches of core's
+// compiler() output and module scripts on and off; and on the goja worker
+// (`dfd worker` needs a built dfd: $DFD_BENCH_DFD) when given.
+//
+//	DFD_NODE_BENCH_PROJECTS=/tmp/nw1000 go test ./jit/nodeworker -run '^$' -bench CompileProject -benchtime 5x
+func BenchmarkCompileProject(b *testing.B) {
+	dirs := os.Getenv("DFD_NODE_BENCH_PROJECTS")
+	if dirs == "" {
+		b.Skip("set DFD_NODE_BENCH_PROJECTS to directories of projects to compile")
+	}
+	for _, dir := range strings.Split(dirs, ",") {
+		root, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pr, err := dfproject.Open(root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		paths, err := pr.FilePaths()
+		if err != nil {
+			b.Fatal(err)
+		}
+		req, err := compile.Request(root, paths, compile.Overrides{}, 10*time.Minute)
+		if err != nil {
+			b.Fatal(err)
+		}
+		engines := []struct {
+			name string
+			opts jit.PoolOptions
+		}{
+			{"node", jit.PoolOptions{}},
+			{"node-nocache", jit.PoolOptions{Env: []string{"DFD_NODE_CACHE=0"}}},
+		}
+		if dfd := os.Getenv("DFD_BENCH_DFD"); dfd != "" {
+			engines = append(engines, struct {
+				name string
+				opts jit.PoolOptions
+			}{"goja", jit.PoolOptions{Command: []string{dfd, "worker"}}})
+		}
+		for _, e := range engines {
+			b.Run(filepath.Base(root)+"/"+e.name, func(b *testing.B) {
+				opts := e.opts
+				opts.Workers, opts.Timeout, opts.MemoryLimit = 1, 10*time.Minute, -1
+				p := newPool(b, root, testenv.CoreVersion, opts)
+				if err := p.Prewarm(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				var first time.Duration
+				var warm, run, cpu []time.Duration
+				var want []byte
+				for i := 0; i < b.N+1; i++ {
+					var before time.Duration
+					if ws := p.Workers(); len(ws) == 1 {
+						before = cpuTime(ws[0].PID)
+					}
+					start := time.Now()
+					res, err := p.Compile(context.Background(), jit.CompileJob{Request: req})
+					d := time.Since(start)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if i == 0 {
+						first = d
+						want = res.Response
+						r, err := compile.Decode(res.Response)
+						if err != nil {
+							b.Fatal(err)
+						}
+						b.Logf("%s: %d tables, %d errors, response %d bytes", e.name, len(r.Graph.GetTables()), len(r.Errors()), len(res.Response))
+						continue
+					}
+					if string(res.Response) != string(want) {
+						b.Fatal("a warm compile's response differs from the first's")
+					}
+					warm = append(warm, d)
+					run = append(run, res.Stats.Run)
+					cpu = append(cpu, cpuTime(res.Stats.PID)-before)
+					time.Sleep(100 * time.Millisecond) // the next context is prepared
+				}
+				b.ReportMetric(float64(first)/float64(time.Millisecond), "first-ms")
+				reportLatency(b, warm, "warm-")
+				reportLatency(b, run, "warm-engine-")
+				reportLatency(b, cpu, "warm-worker-cpu-")
+			})
+		}
+	}
+}
+
+// BenchmarkGojaInProcess is the reference: the same projects compiled by
+// the goja engine in this process (a runtime prepared ahead of each).
+func BenchmarkGojaInProcess(b *testing.B) {
+	dirs := os.Getenv("DFD_NODE_BENCH_PROJECTS")
+	if dirs == "" {
+		b.Skip("set DFD_NODE_BENCH_PROJECTS")
+	}
+	for _, dir := range strings.Split(dirs, ",") {
+		root, _ := filepath.EvalSymlinks(dir)
+		b.Run(filepath.Base(root), func(b *testing.B) {
+			pr, err := dfproject.Open(root)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bundle, err := engine.LoadBundle(bundlePath(root), testenv.CoreVersion)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var lat []time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				rt, err := bundle.NewRuntime(engine.Options{Root: root})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				start := time.Now()
+				if _, err := compile.RunPrepared(context.Background(), rt, pr, compile.Options{Timeout: 10 * time.Minute}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			reportLatency(b, lat, "")
+		})
+	}
+}
+
+// cpuTime is the user+system CPU time of process pid so far.
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}

@@ -1,0 +1,388 @@
+package nodeworker_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/graphjson"
+	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/jit"
+	dfproject "github.com/dfdtools/dfd/project"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+// The compile parity test: for every fixture of testdata/projects and every
+// core it is meant for, the node worker's CoreExecutionResponse must be
+// byte-identical to the goja engine's (which cmd/dfd's parity test proves
+// equal to the official CLI's). Graphs with compilation errors carry
+// engine-made stacks and messages, so for those the decoded graphs are
+// compared as cmd/dfd's parity test compares dfd's with the CLI's.
+
+type fixtureExpectation struct {
+	name   string
+	cores  []string
+	errors bool
+}
+
+var expectationRE = regexp.MustCompile(`^([a-z0-9_]+): cores=([0-9.,]+) expect=(ok|errors)( errors=[0-9]+)? counts=(\S+)$`)
+
+func fixtureExpectations(t *testing.T) []fixtureExpectation {
+	t.Helper()
+	f, err := os.Open(filepath.Join(testenv.RepoRoot(), "testdata", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []fixtureExpectation
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		m := expectationRE.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		out = append(out, fixtureExpectation{name: m[1], cores: strings.Split(m[2], ","), errors: m[3] == "errors"})
+	}
+	if len(out) == 0 {
+		t.Fatal("no fixture expectations found in testdata/README.md")
+	}
+	return out
+}
+
+// fixtureOverrides reads <fixture>/dfd-test-flags.txt (the CLI's override
+// flags, one per line) into compile.Overrides.
+func fixtureOverrides(t *testing.T, dir string) compile.Overrides {
+	var o compile.Overrides
+	b, err := os.ReadFile(filepath.Join(dir, "dfd-test-flags.txt"))
+	if os.IsNotExist(err) {
+		return o
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		name, value, _ := strings.Cut(strings.TrimPrefix(l, "--"), "=")
+		switch name {
+		case "default-database":
+			o.DefaultDatabase = value
+		case "default-schema":
+			o.DefaultSchema = value
+		case "default-location":
+			o.DefaultLocation = value
+		case "assertion-schema":
+			o.AssertionSchema = value
+		case "database-suffix":
+			o.DatabaseSuffix = value
+		case "schema-suffix":
+			o.SchemaSuffix = value
+		case "table-prefix":
+			o.TablePrefix = value
+		case "vars":
+			o.Vars = compile.ParseVars(value)
+		case "disable-assertions":
+			o.DisableAssertions = true
+		case "default-reservation":
+			o.DefaultReservation = value
+		default:
+			t.Fatalf("unknown flag %q in %s/dfd-test-flags.txt", l, dir)
+		}
+	}
+	return o
+}
+
+var engineErrorRE = regexp.MustCompile(`(?m)^(SyntaxError|TypeError|ReferenceError|RangeError):`)
+
+// normalize drops what may differ between two engines: stack texts, and the
+// message of an engine-made error (its class must still match).
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, val := range x {
+			if k == "stack" {
+				continue
+			}
+			out[k] = normalize(val)
+		}
+		if stack, ok := x["stack"].(string); ok {
+			if m := engineErrorRE.FindStringSubmatch(stack); m != nil {
+				out["message"] = "<" + m[1] + " worded by the engine>"
+			}
+		}
+		if msg, ok := x["message"].(string); ok {
+			if m := engineErrorRE.FindStringSubmatch(msg); m != nil {
+				out["message"] = "<" + m[1] + " worded by the engine>"
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	}
+	return v
+}
+
+func firstDifference(path string, a, b any) string {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return fmt.Sprintf("%s: %T vs %T", path, a, b)
+		}
+		keys := map[string]bool{}
+		for k := range x {
+			keys[k] = true
+		}
+		for k := range y {
+			keys[k] = true
+		}
+		var sorted []string
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		for _, k := range sorted {
+			if d := firstDifference(path+"."+k, x[k], y[k]); d != "" {
+				return d
+			}
+		}
+		return ""
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return fmt.Sprintf("%s: %s vs %s", path, short(a), short(b))
+		}
+		for i := range x {
+			if d := firstDifference(fmt.Sprintf("%s[%d]", path, i), x[i], y[i]); d != "" {
+				return d
+			}
+		}
+		return ""
+	}
+	if !reflect.DeepEqual(a, b) {
+		return fmt.Sprintf("%s: %s vs %s", path, short(a), short(b))
+	}
+	return ""
+}
+
+func short(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 300 {
+		return string(b[:300]) + "…"
+	}
+	return string(b)
+}
+
+func graphValue(t *testing.T, resp []byte) (any, *compile.Result) {
+	t.Helper()
+	r, err := compile.Decode(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := graphjson.Marshal((&dataformpb.CompiledGraph{}).ProtoReflect().Descriptor(), r.GraphWire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(js, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v, r
+}
+
+// gojaCompile runs the request in the goja engine, in this process.
+func gojaCompile(t *testing.T, core *dfproject.Core, root string, overlay map[string][]byte, req []byte) []byte {
+	t.Helper()
+	bundle, err := engine.LoadBundle(core.BundlePath, core.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := bundle.NewRuntime(engine.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, closeFiles, err := engine.OpenFiles(root, overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFiles()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	resp, err := rt.Compile(ctx, files, req)
+	if err != nil {
+		t.Fatalf("goja: %v", err)
+	}
+	return resp
+}
+
+// compareResponses checks the node worker's response against goja's.
+func compareResponses(t *testing.T, gojaResp, nodeResp []byte, errorsExpected bool) {
+	t.Helper()
+	gv, gr := graphValue(t, gojaResp)
+	nv, nr := graphValue(t, nodeResp)
+	if len(gr.Errors()) > 0 != errorsExpected {
+		t.Errorf("goja: %d compilation errors, expected errors: %v: %v", len(gr.Errors()), errorsExpected, gr.Errors())
+	}
+	if len(nr.Errors()) != len(gr.Errors()) {
+		t.Errorf("node: %d compilation errors, goja %d:\nnode: %v\ngoja: %v", len(nr.Errors()), len(gr.Errors()), nr.Errors(), gr.Errors())
+	}
+	if !errorsExpected {
+		if !bytes.Equal(gojaResp, nodeResp) {
+			t.Errorf("responses are not byte-identical (%d vs %d bytes); first difference of the graphs: %s", len(gojaResp), len(nodeResp), firstDifference("graph", gv, nv))
+		}
+		return
+	}
+	if d := firstDifference("graph", normalize(gv), normalize(nv)); d != "" {
+		t.Errorf("graphs differ (goja vs node) at %s", d)
+	}
+	if t.Failed() {
+		for i, e := range nr.Errors() {
+			t.Logf("node error %d: %s: %s", i, e.GetFileName(), e.GetMessage())
+		}
+	}
+}
+
+func TestCompileParity(t *testing.T) {
+	needNode(t)
+	t.Setenv("DFD_CACHE_DIR", filepath.Join(os.Getenv("HOME"), ".cache", "dfd-ci", "dfd"))
+	var identical, compared int
+	for _, fx := range fixtureExpectations(t) {
+		for _, core := range fx.cores {
+			t.Run(fx.name+"@"+core, func(t *testing.T) {
+				src := testenv.Fixture(fx.name)
+				install := core
+				if _, err := os.Stat(filepath.Join(src, "package.json")); os.IsNotExist(err) {
+					install = ""
+				}
+				root := testenv.ProjectCopy(t, src, install)
+				p, err := dfproject.Open(root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := (&dfproject.CoreResolver{}).Resolve(context.Background(), p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Version != core {
+					t.Fatalf("resolved core %s, want %s", c.Version, core)
+				}
+				paths, err := p.FilePaths()
+				if err != nil {
+					t.Fatal(err)
+				}
+				req, err := compile.Request(root, paths, fixtureOverrides(t, src), time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gojaResp := gojaCompile(t, c, root, nil, req)
+				pool := newPool(t, root, c.Version, jit.PoolOptions{Workers: 1, BundlePath: c.BundlePath})
+				// Twice: the second compile reads core's compiler() output and
+				// the module scripts from the worker's caches.
+				for i := 0; i < 2; i++ {
+					res, err := pool.Compile(context.Background(), jit.CompileJob{Request: req})
+					if err != nil {
+						t.Fatalf("node (compile %d): %v", i+1, err)
+					}
+					compareResponses(t, gojaResp, res.Response, fx.errors)
+					compared++
+					if bytes.Equal(gojaResp, res.Response) {
+						identical++
+					}
+				}
+			})
+		}
+	}
+	t.Logf("%d node compiles compared with goja, %d byte-identical (the others are the error fixtures, compared normalized)", compared, identical)
+}
+
+// TestCompileOverlayParity: unsaved buffers replace and add files.
+func TestCompileOverlayParity(t *testing.T) {
+	needNode(t)
+	for _, core := range []string{"3.0.62", "3.0.52"} {
+		t.Run(core, func(t *testing.T) {
+			root := testenv.ProjectCopy(t, testenv.Fixture("sqlx_warehouse"), core)
+			p, err := dfproject.Open(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			paths, err := p.FilePaths()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sqlx string
+			for _, f := range paths {
+				if strings.HasSuffix(f, ".sqlx") && strings.HasPrefix(f, "definitions/") {
+					sqlx = f
+					break
+				}
+			}
+			overlay := map[string][]byte{
+				"definitions/unsaved_new.sqlx": []byte("config { type: \"view\", description: \"only in the editor\" }\nselect 42 as answer"),
+				"includes/unsaved_helper.js":   []byte("module.exports = { k: 7 };"),
+				"definitions/unsaved_js.js":    []byte("const h = require('includes/unsaved_helper'); publish('unsaved_js').query('select ' + h.k);"),
+			}
+			// An existing file, changed in the editor.
+			orig, err := os.ReadFile(filepath.Join(root, sqlx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			overlay[sqlx] = append(append([]byte(nil), orig...), []byte("\n-- edited in the editor\n")...)
+			paths = append(paths, "definitions/unsaved_new.sqlx", "includes/unsaved_helper.js", "definitions/unsaved_js.js")
+			req, err := compile.Request(root, paths, compile.Overrides{}, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &dfproject.Core{Version: core, BundlePath: bundlePath(root), Dir: filepath.Dir(bundlePath(root))}
+			gojaResp := gojaCompile(t, c, root, overlay, req)
+			pool := newPool(t, root, core, jit.PoolOptions{Workers: 1})
+			res, err := pool.Compile(context.Background(), jit.CompileJob{Request: req, Overlay: overlay})
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareResponses(t, gojaResp, res.Response, false)
+			_, r := graphValue(t, res.Response)
+			found := 0
+			for _, tb := range r.Graph.GetTables() {
+				switch tb.GetTarget().GetName() {
+				case "unsaved_new", "unsaved_js":
+					found++
+				}
+			}
+			if bytes.Contains(res.Response, []byte("edited in the editor")) {
+				found++
+			}
+			if found != 3 {
+				t.Errorf("the overlay's files show %d times in the graph, want 3", found)
+			}
+			// Without the overlay, the disk's content again (no stale cache).
+			req2, err := compile.Request(root, paths[:len(paths)-3], compile.Overrides{}, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res2, err := pool.Compile(context.Background(), jit.CompileJob{Request: req2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareResponses(t, gojaCompile(t, c, root, nil, req2), res2.Response, false)
+		})
+	}
+}

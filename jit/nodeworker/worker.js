@@ -1,0 +1,1927 @@
+// dfd's Node.js worker: the same worker protocol as `dfd worker` (package
+// jit, frames of jit/wirepb/wire.proto on stdin/stdout), with V8 instead of
+// goja running @dataform/core. It is started by dfd's worker pool as
+//
+//   node --experimental-permission --allow-fs-read=<this script> \
+//        --allow-fs-read=<project root> --allow-fs-read=<core's directory> \
+//        --experimental-vm-modules --disable-warning=ExperimentalWarning \
+//        worker.js --bundle=… --core-version=… --root=… [--memory-limit=…] …
+//
+// (see nodeworker.go, CommandFor). It mirrors the goja host of package
+// engine: a fresh vm context per request, core's bundle compiled once,
+// CommonJS loader confined to the project root, __dataform_current_file,
+// no call sites for Error.prepareStackTrace (as vm2), virtual-time timers,
+// console → Log frames.
+//
+// Sandbox. Nothing made in this (host) realm is ever handed to code running
+// in a context: the shims (require, console, timers, the stack-trace API)
+// are written below as contextPrelude, which is evaluated *inside* each
+// context and closes over a small bridge of host functions that take and
+// return only primitives (strings, numbers, booleans) or objects of the
+// context's own realm. Errors never cross from host to context: the bridge
+// reports failures as values, and the prelude throws context-realm errors.
+// The context's global object is backed by a null-prototype object (so
+// `this.constructor` is the context's Object), dynamic import() gets a
+// context-realm rejection (every script is compiled with an
+// importModuleDynamically callback, which needs --experimental-vm-modules),
+// and code runs under vm's timeout with the context's own microtask queue.
+// The process itself runs under Node's permission model (reads of the
+// project, core and this script only; no writes, children or workers), and
+// networking is disabled in it before any project code runs.
+"use strict";
+
+const fs = require("fs");
+const vm = require("vm");
+const crypto = require("crypto");
+const util = require("util");
+const v8 = require("v8");
+
+const PROTOCOL_VERSION = 1;
+const DEFAULT_MAX_FRAME = 64 << 20;
+const STALL_TIMEOUT_MS = 10000;
+const EXIT_OK = 0, EXIT_FAILURE = 1, EXIT_USAGE = 2, EXIT_MEMORY = 3, EXIT_PROTOCOL = 4;
+const CODE = { SCRIPT_ERROR: 1, DEADLINE_EXCEEDED: 2, CANCELED: 3, RESOURCE_EXHAUSTED: 4, INVALID_ARGUMENT: 5, INTERNAL: 6 };
+
+function diag(msg) {
+  try { fs.writeSync(2, "dfd node worker " + process.pid + ": " + msg + "\n"); } catch (_) { /* stderr gone */ }
+}
+
+// --- Arguments (jit.WorkerArgs) ---------------------------------------------
+
+function parseArgs(argv) {
+  const o = { bundle: "", coreVersion: "", root: "", memoryLimit: 0, gcPercent: 0, softMemoryLimit: 0, maxFrame: 0, spares: 1, transpileCache: "", selfTest: false };
+  const names = {
+    "bundle": "bundle", "core-version": "coreVersion", "root": "root", "memory-limit": "memoryLimit",
+    "gc-percent": "gcPercent", "max-frame": "maxFrame", "spares": "spares",
+    // Go-runtime settings of the goja worker, meaningless here.
+    "soft-memory-limit": "softMemoryLimit",
+    // The goja worker's on-disk transpile cache: this worker keeps its own
+    // in memory (the permission model lets it write nothing).
+    "transpile-cache": "transpileCache",
+  };
+  for (let i = 0; i < argv.length; i++) {
+    let a = argv[i];
+    if (a === "-h" || a === "--help" || a === "-help") {
+      fs.writeSync(2, "Usage: node worker.js --bundle=PATH --core-version=V --root=DIR [--memory-limit=BYTES] [--max-frame=BYTES] [--spares=N]\n");
+      process.exit(EXIT_OK);
+    }
+    if (a === "--self-test") { o.selfTest = true; continue; }
+    if (!a.startsWith("-")) throw new Error(`dfd worker: unexpected argument "${a}"`);
+    a = a.replace(/^--?/, "");
+    let name = a, value;
+    const eq = a.indexOf("=");
+    if (eq >= 0) { name = a.slice(0, eq); value = a.slice(eq + 1); }
+    const key = names[name];
+    if (!key) {
+      // A flag of a newer host: ignore it (with a word on stderr) rather
+      // than refuse to start. Only the --name=value form can be skipped.
+      if (value === undefined) throw new Error(`flag provided but not defined: -${name}`);
+      diag(`ignoring unknown flag -${name}`);
+      continue;
+    }
+    if (value === undefined) {
+      if (i + 1 >= argv.length) throw new Error(`flag needs an argument: -${name}`);
+      value = argv[++i];
+    }
+    if (typeof o[key] === "number") {
+      const n = Number(value);
+      if (!Number.isFinite(n) || String(value).trim() === "") throw new Error(`invalid value "${value}" for flag -${name}`);
+      o[key] = n;
+    } else {
+      o[key] = value;
+    }
+  }
+  if (!o.bundle || !o.coreVersion || !o.root) throw new Error("dfd worker: --bundle, --core-version and --root are required");
+  if (o.maxFrame <= 0) o.maxFrame = DEFAULT_MAX_FRAME;
+  if (o.spares <= 0) o.spares = 1;
+  o.spares = Math.min(o.spares, 2);
+  return o;
+}
+
+// --- Network lockdown (defence in depth) --------------------------------------
+
+function lockdown() {
+  const deny = (what) => function () {
+    throw new Error(`dfd node worker: network access is disabled (${what})`);
+  };
+  const net = require("net");
+  net.Socket.prototype.connect = deny("net.Socket.connect");
+  net.connect = net.createConnection = deny("net.connect");
+  net.Server.prototype.listen = deny("net.Server.listen");
+  const tls = require("tls");
+  tls.connect = deny("tls.connect");
+  const dgram = require("dgram");
+  dgram.createSocket = deny("dgram.createSocket");
+  dgram.Socket.prototype.send = deny("dgram.Socket.send");
+  dgram.Socket.prototype.bind = deny("dgram.Socket.bind");
+  const dns = require("dns");
+  for (const k of Object.keys(dns)) {
+    if (typeof dns[k] === "function" && /^(lookup|resolve|reverse)/.test(k)) dns[k] = deny("dns." + k);
+  }
+  if (dns.promises) {
+    for (const k of Object.keys(dns.promises)) {
+      if (typeof dns.promises[k] === "function" && /^(lookup|resolve|reverse)/.test(k)) dns.promises[k] = deny("dns.promises." + k);
+    }
+  }
+  dns.Resolver = function () { throw new Error("dfd node worker: network access is disabled (dns.Resolver)"); };
+  for (const m of ["http", "https"]) {
+    const mod = require(m);
+    mod.request = deny(m + ".request");
+    mod.get = deny(m + ".get");
+    mod.Agent.prototype.createConnection = deny(m + ".Agent.createConnection");
+  }
+  require("http2").connect = deny("http2.connect");
+  const cp = require("child_process");
+  for (const k of ["spawn", "spawnSync", "exec", "execSync", "execFile", "execFileSync", "fork"]) cp[k] = deny("child_process." + k);
+  for (const k of ["fetch", "WebSocket", "EventSource"]) {
+    if (k in globalThis) {
+      try { Object.defineProperty(globalThis, k, { value: deny(k), writable: false, configurable: false }); } catch (_) { /* keep going */ }
+    }
+  }
+  for (const k of ["binding", "_linkedBinding", "dlopen"]) {
+    try { delete process[k]; } catch (_) { /* keep going */ }
+    if (typeof process[k] === "function") {
+      try { Object.defineProperty(process, k, { value: deny("process." + k), writable: false, configurable: false }); } catch (_) { /* keep going */ }
+    }
+  }
+  // The host realm's stack-trace hook can never be set (from here or from
+  // anything that would reach this realm).
+  Object.defineProperty(Error, "prepareStackTrace", { value: undefined, writable: false, configurable: false, enumerable: false });
+}
+
+// --- Protobuf (just dfd.wire) ---------------------------------------------------
+
+const EMPTY = Buffer.alloc(0);
+
+function varint(v) {
+  const out = [];
+  if (typeof v === "bigint") {
+    while (v >= 128n) { out.push(Number(v & 127n) | 128); v >>= 7n; }
+    out.push(Number(v));
+  } else {
+    if (v < 0) return varint(BigInt.asUintN(64, BigInt(v)));
+    while (v >= 128) { out.push((v % 128) | 128); v = Math.floor(v / 128); }
+    out.push(v);
+  }
+  return Buffer.from(out);
+}
+const tag = (num, wt) => varint(num * 8 + wt);
+function fVarint(num, v) {
+  if (!v) return EMPTY; // proto3: defaults are not written
+  return Buffer.concat([tag(num, 0), varint(v)]);
+}
+function fBytes(num, b, always) {
+  if (!always && b.length === 0) return EMPTY;
+  return Buffer.concat([tag(num, 2), varint(b.length), b]);
+}
+const fString = (num, s) => fBytes(num, Buffer.from(s || "", "utf8"), false);
+const fMessage = (num, parts) => fBytes(num, Buffer.concat(parts), true);
+
+class ProtoError extends Error {}
+
+function readVarint(buf, pos) {
+  let result = 0, mul = 1, big = null;
+  for (let i = 0; i < 10; i++) {
+    if (pos >= buf.length) throw new ProtoError("truncated varint");
+    const b = buf[pos++];
+    if (big === null && mul < 2 ** 49) {
+      result += (b & 127) * mul;
+      mul *= 128;
+    } else {
+      if (big === null) big = BigInt(result);
+      big += BigInt(b & 127) << BigInt(7 * i);
+    }
+    if (b < 128) {
+      if (big !== null) {
+        big = BigInt.asUintN(64, big);
+        return [big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big, pos];
+      }
+      return [result, pos];
+    }
+  }
+  throw new ProtoError("varint too long");
+}
+
+// fields decodes one message into [number, wireType, value] triples; value
+// is a number/bigint for varints and a Buffer for length-delimited fields.
+function fields(buf) {
+  const out = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    let key;
+    [key, pos] = readVarint(buf, pos);
+    if (typeof key !== "number") throw new ProtoError("bad field key");
+    const num = Math.floor(key / 8), wt = key % 8;
+    if (num === 0) throw new ProtoError("field number 0");
+    switch (wt) {
+      case 0: {
+        let v;
+        [v, pos] = readVarint(buf, pos);
+        out.push([num, wt, v]);
+        break;
+      }
+      case 1:
+        if (pos + 8 > buf.length) throw new ProtoError("truncated fixed64");
+        pos += 8;
+        break;
+      case 2: {
+        let n;
+        [n, pos] = readVarint(buf, pos);
+        if (typeof n !== "number" || pos + n > buf.length) throw new ProtoError("truncated bytes");
+        out.push([num, wt, buf.subarray(pos, pos + n)]);
+        pos += n;
+        break;
+      }
+      case 5:
+        if (pos + 4 > buf.length) throw new ProtoError("truncated fixed32");
+        pos += 4;
+        break;
+      default:
+        throw new ProtoError("unsupported wire type " + wt);
+    }
+  }
+  return out;
+}
+
+function decodeJob(buf) {
+  const job = { request: EMPTY, root: "", overlay: new Map(), timeoutMs: 0 };
+  for (const [num, wt, v] of fields(buf)) {
+    if (num === 1 && wt === 2) job.request = v;
+    else if (num === 2 && wt === 2) job.root = v.toString("utf8");
+    else if (num === 3 && wt === 2) {
+      let k = "", val = EMPTY;
+      for (const [n2, w2, v2] of fields(v)) {
+        if (n2 === 1 && w2 === 2) k = v2.toString("utf8");
+        else if (n2 === 2 && w2 === 2) val = v2;
+      }
+      job.overlay.set(k, Buffer.from(val));
+    } else if (num === 4 && wt === 0) job.timeoutMs = Number(v);
+  }
+  return job;
+}
+
+function decodeError(buf) {
+  const e = { code: 0, message: "", stack: "" };
+  for (const [num, wt, v] of fields(buf)) {
+    if (num === 1 && wt === 0) e.code = Number(v);
+    else if (num === 2 && wt === 2) e.message = v.toString("utf8");
+    else if (num === 3 && wt === 2) e.stack = v.toString("utf8");
+  }
+  return e;
+}
+
+// decodeFrame returns {kind, ...} for the frames a host sends.
+function decodeFrame(buf) {
+  let frame = null;
+  for (const [num, wt, v] of fields(buf)) {
+    if (wt !== 2) continue;
+    switch (num) {
+      case 2: { // Request
+        const r = { kind: "request", id: 0, compile: null, jit: null };
+        for (const [n, w, x] of fields(v)) {
+          if (n === 1 && w === 0) r.id = x;
+          else if (n === 2 && w === 2) { r.compile = decodeJob(x); r.jit = null; }
+          else if (n === 3 && w === 2) { r.jit = decodeJob(x); r.compile = null; }
+        }
+        frame = r;
+        break;
+      }
+      case 4: { // Cancel
+        const c = { kind: "cancel", id: 0 };
+        for (const [n, w, x] of fields(v)) if (n === 1 && w === 0) c.id = x;
+        frame = c;
+        break;
+      }
+      case 6: { // AdapterResult
+        const a = { kind: "adapterResult", callId: 0, response: null, error: null };
+        for (const [n, w, x] of fields(v)) {
+          if (n === 1 && w === 0) a.callId = x;
+          else if (n === 2 && w === 2) { a.response = Buffer.from(x); a.error = null; }
+          else if (n === 3 && w === 2) { a.error = decodeError(x); a.response = null; }
+        }
+        frame = a;
+        break;
+      }
+      case 1: case 3: case 5: case 7:
+        frame = { kind: "unexpected", num };
+        break;
+      default:
+        break; // unknown field: skipped
+    }
+  }
+  return frame;
+}
+
+// --- Frames out -------------------------------------------------------------------
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+function writeAll(buf) {
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += fs.writeSync(1, buf, off, buf.length - off);
+    } catch (e) {
+      if (e.code === "EAGAIN") { Atomics.wait(sleeper, 0, 0, 1); continue; }
+      throw e;
+    }
+  }
+}
+
+function writeFrame(kindNum, parts) {
+  const body = fMessage(kindNum, parts);
+  try {
+    writeAll(Buffer.concat([varint(body.length), body]));
+  } catch (e) {
+    // The host is gone (EPIPE): nothing to answer to.
+    diag("writing a frame: " + e.message);
+    process.exit(EXIT_FAILURE);
+  }
+}
+
+function sendHello(opts, startupMicros) {
+  writeFrame(1, [
+    fVarint(1, PROTOCOL_VERSION),
+    fString(2, opts.coreVersion),
+    fVarint(3, process.pid),
+    fString(4, opts.bundle),
+    fString(5, opts.root),
+    fVarint(6, Math.max(0, Math.round(startupMicros))),
+    fVarint(7, opts.memoryLimit > 0 ? opts.memoryLimit : 0),
+  ]);
+}
+
+function encodeError(code, message, stack) {
+  return [fVarint(1, code), fString(2, message), fString(3, stack)];
+}
+
+function sendResponse(id, outcome, stats) {
+  const parts = [fVarint(1, id)];
+  if (outcome.result !== undefined) parts.push(fBytes(2, outcome.result, true));
+  else parts.push(fMessage(3, encodeError(outcome.code, outcome.message, outcome.stack || "")));
+  parts.push(fMessage(4, [
+    fVarint(1, Math.round(stats.prepareMicros || 0)),
+    fVarint(2, Math.round(stats.waitMicros || 0)),
+    fVarint(3, Math.round(stats.runMicros || 0)),
+    fVarint(4, Math.round(stats.peakHeap || 0)),
+    fVarint(5, stats.served || 0),
+  ]));
+  writeFrame(3, parts);
+}
+
+function sendAdapterCall(callId, requestId, method, bytes) {
+  writeFrame(5, [fVarint(1, callId), fVarint(2, requestId), fString(3, method), fBytes(4, bytes, false)]);
+}
+
+function sendLog(requestId, level, message) {
+  writeFrame(7, [fVarint(1, requestId), fString(2, level), fString(3, message)]);
+}
+
+// --- Paths (Go's path package) -------------------------------------------------
+
+function clean(p) {
+  if (p === "") return ".";
+  const rooted = p[0] === "/";
+  const out = [];
+  for (const s of p.split("/")) {
+    if (s === "" || s === ".") continue;
+    if (s === "..") {
+      if (out.length > 0 && out[out.length - 1] !== "..") out.pop();
+      else if (!rooted) out.push("..");
+      continue;
+    }
+    out.push(s);
+  }
+  const j = out.join("/");
+  if (rooted) return "/" + j;
+  return j === "" ? "." : j;
+}
+function dirname(p) {
+  const i = p.lastIndexOf("/");
+  return clean(p.slice(0, i + 1));
+}
+
+// --- Project files: confined to the root, with the overlay on top ----------------
+
+const ENOENT = 0, IS_FILE = 1, IS_DIR = 2;
+
+class ProjectFiles {
+  constructor(root, overlay) {
+    this.root = root;
+    this.overlay = new Map();
+    if (overlay) for (const [k, v] of overlay) this.overlay.set(clean(k), v);
+    this.hashes = new Map(); // rel → sha256 of the content last read
+    this.dirCache = new Map(); // absolute directory → inside the root?
+  }
+  abs(rel) { return rel === "." ? this.root : this.root + "/" + rel; }
+  inside(real) { return real === this.root || real.startsWith(this.root + "/"); }
+  escapeMessage(rel) {
+    return `${rel}: outside the project directory (a symbolic link or '..' leads out of ${this.root})`;
+  }
+  // dirInside reports whether the directory abs (which may not exist)
+  // stays inside the root once symbolic links are followed; answers are
+  // cached for the request (the loader asks about the same few directories
+  // thousands of times).
+  dirInside(abs) {
+    if (abs === this.root) return true;
+    let v = this.dirCache.get(abs);
+    if (v !== undefined) return v;
+    try {
+      v = this.inside(fs.realpathSync.native(abs));
+    } catch (e) {
+      if (e.code === "ENOENT" || e.code === "ENOTDIR") {
+        v = abs.length > this.root.length && this.linkInside(abs) && this.dirInside(dirname(abs));
+      } else {
+        v = e.code !== "ELOOP" && e.code !== "ERR_ACCESS_DENIED";
+      }
+    }
+    this.dirCache.set(abs, v);
+    return v;
+  }
+  // linkInside: abs does not resolve; if it is a dangling symbolic link,
+  // would it lead out of the root?
+  linkInside(abs) {
+    let st;
+    try { st = fs.lstatSync(abs, { throwIfNoEntry: false }); } catch (_) { return true; }
+    if (!st || !st.isSymbolicLink()) return true;
+    try {
+      const t = fs.readlinkSync(abs);
+      return this.inside(t.startsWith("/") ? clean(t) : clean(dirname(abs) + "/" + t));
+    } catch (_) {
+      return false;
+    }
+  }
+  // look stats rel (clean, relative, no ".."), confined to the root as
+  // os.Root confines: IS_FILE, IS_DIR, ENOENT or an escape message.
+  look(rel) {
+    if (rel === ".." || rel.startsWith("../") || rel.startsWith("/")) return this.escapeMessage(rel);
+    const abs = this.abs(rel);
+    let st;
+    try {
+      st = fs.lstatSync(abs, { throwIfNoEntry: false });
+    } catch (e) {
+      st = undefined; // ENOTDIR and the like: not there
+    }
+    if (!this.dirInside(dirname(abs))) return this.escapeMessage(rel);
+    if (!st) return ENOENT;
+    if (!st.isSymbolicLink()) return st.isDirectory() ? IS_DIR : IS_FILE;
+    let real;
+    try {
+      real = fs.realpathSync.native(abs);
+    } catch (e) {
+      return this.linkInside(abs) ? ENOENT : this.escapeMessage(rel);
+    }
+    if (!this.inside(real)) return this.escapeMessage(rel);
+    try {
+      return fs.statSync(abs).isDirectory() ? IS_DIR : IS_FILE;
+    } catch (_) {
+      return ENOENT;
+    }
+  }
+  // stat: IS_FILE, IS_DIR, ENOENT, or a string (escape message).
+  stat(rel) {
+    if (this.overlay.has(rel)) return IS_FILE;
+    if (rel === "." ) return IS_DIR;
+    return this.look(rel);
+  }
+  // read returns the content or throws an Error with Go-like text.
+  read(rel) {
+    let buf = this.overlay.get(rel);
+    if (buf === undefined) {
+      const k = this.look(rel);
+      if (typeof k === "string") throw new Error(k);
+      try {
+        buf = fs.readFileSync(this.abs(rel));
+      } catch (e) {
+        throw new Error(`open ${rel}: ${e.code === "EISDIR" ? "is a directory" : e.code === "ENOENT" ? "no such file or directory" : e.message}`);
+      }
+    }
+    return buf;
+  }
+}
+
+// --- Caches: core's compiler() output and compiled module scripts ----------------
+
+const cacheEnabled = process.env.DFD_NODE_CACHE !== "0";
+const moduleCache = new Map(); // key → {code, script}
+let moduleCacheBytes = 0;
+const MODULE_CACHE_MAX_BYTES = 512 << 20;
+const cacheStats = { transpileHits: 0, transpileMisses: 0 };
+
+function cacheKey(coreVersion, file, hash, jit) {
+  return coreVersion + "\0" + (jit ? "jit" : "compile") + "\0" + file + "\0" + hash;
+}
+function cachePut(key, entry) {
+  if (!cacheEnabled) return;
+  const size = entry.code.length * 2 + 256;
+  if (moduleCacheBytes + size > MODULE_CACHE_MAX_BYTES) {
+    moduleCache.clear();
+    moduleCacheBytes = 0;
+  }
+  moduleCache.set(key, entry);
+  moduleCacheBytes += size;
+}
+
+// --- The prelude: runs inside each context -------------------------------------------
+
+// contextPrelude is never called in this realm: its source text is evaluated
+// in each new context (so every function and object it makes belongs to the
+// context), and it is called there with the host bridge, which it keeps in
+// its closure. It must not refer to anything outside itself.
+function contextPrelude(bridge, cfg) {
+  "use strict";
+  const g = globalThis;
+  const root = cfg.root;
+  const coreVersion = cfg.coreVersion;
+  // Bridge functions, kept private.
+  const B = {};
+  for (const k of cfg.bridgeNames) B[k] = bridge[k];
+
+  const NativeError = Error, NativeTypeError = TypeError, NativeRangeError = RangeError, NativeSyntaxError = SyntaxError;
+  const U8 = Uint8Array;
+  const jsonParse = JSON.parse, jsonStringify = JSON.stringify;
+  const ObjectDefine = Object.defineProperty;
+  const WeakMapC = WeakMap, WeakSetC = WeakSet;
+  const PromiseResolve = Promise.resolve.bind(Promise);
+  const promiseThen = Promise.prototype.then;
+  const applyFn = Reflect.apply;
+  const StringC = String;
+  const toStringTag = Object.prototype.toString;
+  const isArray = Array.isArray;
+  // Module functions come wrapped in an outer function taking the builtins.
+  const shadowValues = [];
+  for (const n of cfg.shadowed) shadowValues.push(n === "undefined" ? undefined : g[n]);
+  const unwrap = (outer) => applyFn(outer, undefined, shadowValues);
+
+  // h calls a bridge function; anything the host realm throws (a stack
+  // overflow reached inside the host, a bug) becomes a context-realm error.
+  function h(name, a, b, c, d) {
+    let r;
+    try {
+      r = B[name](a, b, c, d);
+    } catch (e) {
+      let n = "", m = "";
+      try { n = StringC(e.name); m = StringC(e.message); } catch (_) { /* ignore */ }
+      if (n === "RangeError") throw new NativeRangeError("Maximum call stack size exceeded");
+      throw new NativeError("dfd node worker: the host failed (" + n + ": " + m + ")");
+    }
+    return r;
+  }
+
+  // --- global, Error.prepareStackTrace without call sites (as vm2) ---
+  g.global = g;
+  let userPrepare;
+  const wrappers = new WeakMapC();
+  function wrapPrepare(fn) {
+    const w = function (err, _trace) { return applyFn(fn, this, [err, []]); };
+    wrappers.set(w, fn);
+    return w;
+  }
+  let currentWrapper;
+  ObjectDefine(NativeError, "prepareStackTrace", {
+    configurable: false,
+    enumerable: false,
+    get() { return currentWrapper; },
+    set(v) {
+      if (typeof v === "function") {
+        const orig = wrappers.get(v);
+        userPrepare = orig !== undefined ? orig : v;
+        currentWrapper = orig !== undefined ? v : wrapPrepare(v);
+      } else {
+        userPrepare = v;
+        currentWrapper = v;
+      }
+    },
+  });
+  NativeError.stackTraceLimit = 10;
+  // Node reads globalThis.Error.prepareStackTrace of the error's realm: it
+  // must stay this Error.
+  ObjectDefine(g, "Error", { value: NativeError, writable: false, configurable: false, enumerable: false });
+
+  // --- __dataform_current_file ---
+  const files = [];
+  ObjectDefine(g, "__dataform_current_file", {
+    configurable: true,
+    enumerable: false,
+    get() { return files.length === 0 ? null : files[files.length - 1]; },
+  });
+
+  // --- console ---
+  function formatLog(args) {
+    const parts = [];
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i];
+      if (a === undefined) { parts.push("undefined"); continue; }
+      try {
+        if (a !== null && (typeof a === "object" || typeof a === "function")) {
+          const isError = applyFn(toStringTag, a, []) === "[object Error]";
+          if (typeof a !== "function" && !isError) {
+            try {
+              const s = jsonStringify(a);
+              if (s !== undefined) { parts.push(s); continue; }
+            } catch (_) { /* falls through */ }
+          }
+          if (isError && a.stack !== undefined) { parts.push(StringC(a.stack)); continue; }
+        }
+        parts.push(StringC(a));
+      } catch (_) {
+        parts.push("[object]");
+      }
+    }
+    return parts.join(" ");
+  }
+  const console = {};
+  for (const level of ["log", "info", "warn", "error", "debug", "trace"]) {
+    console[level] = function () { h("log", level, formatLog(arguments)); };
+  }
+  g.console = console;
+
+  // --- timers, in virtual time (engine.timerQueue) ---
+  const timers = { next: 0, now: 0, pending: [] };
+  function addTimer(repeat, fn, delay, args) {
+    if (typeof fn !== "function") throw new NativeTypeError('The "callback" argument must be of type function');
+    delay = +delay;
+    if (!(delay >= 1)) delay = 1;
+    timers.next++;
+    timers.pending.push({ id: timers.next, due: timers.now + delay, seq: timers.next, fn, args, interval: delay, repeat });
+    return timers.next;
+  }
+  function clearTimer(id) {
+    id = Math.trunc(+id) || 0;
+    for (let i = 0; i < timers.pending.length; i++) {
+      if (timers.pending[i].id === id) { timers.pending.splice(i, 1); break; }
+    }
+  }
+  g.setTimeout = function (fn, delay, ...args) { return addTimer(false, fn, delay, args); };
+  g.setInterval = function (fn, delay, ...args) { return addTimer(true, fn, delay, args); };
+  g.setImmediate = function (fn, ...args) { return addTimer(false, fn, 0, args); };
+  g.clearTimeout = clearTimer;
+  g.clearInterval = clearTimer;
+  g.clearImmediate = clearTimer;
+  g.queueMicrotask = function (fn) { applyFn(promiseThen, PromiseResolve(), [fn]); };
+  // runTimer fires the earliest timer; false when none is pending.
+  function runTimer() {
+    if (timers.pending.length === 0) return false;
+    timers.pending.sort((a, b) => (a.due !== b.due ? a.due - b.due : a.seq - b.seq));
+    const t = timers.pending.shift();
+    if (t.due > timers.now) timers.now = t.due;
+    if (t.repeat) {
+      timers.next++;
+      t.seq = timers.next;
+      t.due = timers.now + t.interval;
+      timers.pending.push(t);
+    }
+    applyFn(t.fn, undefined, t.args);
+    return true;
+  }
+  // runTimerLogged runs one timer; an exception is logged, as Node prints it.
+  function runTimerLogged() {
+    try {
+      return runTimer();
+    } catch (e) {
+      h("log", "error", "uncaught exception in a timer callback: " + describe(e, "").stack);
+      return true;
+    }
+  }
+
+  // --- describing thrown values (engine.valueError) ---
+  function describe(v, fallbackStack) {
+    const out = { message: "", stack: fallbackStack };
+    try {
+      if (v !== null && (typeof v === "object" || typeof v === "function")) {
+        const msg = v.message;
+        if (msg !== undefined) {
+          const name = v.name;
+          out.message = (name !== undefined ? StringC(name) : "Error") + ": " + StringC(msg);
+          const st = v.stack;
+          if (st !== undefined) out.stack = StringC(st);
+          return out;
+        }
+      }
+      out.message = "Uncaught " + StringC(v);
+    } catch (e) {
+      out.message = "Uncaught exception (not printable)";
+    }
+    return out;
+  }
+
+  // --- the CommonJS loader (engine/loader.go) ---
+  const sourceExtensions = [".js", ".sql", ".sqlx", ".yaml", ".yml", ".json"];
+  const jitExtensions = [".js", ".json", ".yaml", ".yml"];
+  const nodeBuiltins = new Set(cfg.nodeBuiltins);
+  const loaderErrors = new WeakSetC();
+  const L = { jit: false, modules: new Map(), core: null, pathExports: undefined };
+
+  function moduleError(msg) {
+    const e = new NativeError(msg);
+    loaderErrors.add(e);
+    return e;
+  }
+  function notFound(id, from) { return moduleError(`Cannot find module '${id}' (required from ${from})`); }
+  function clean(p) {
+    if (p === "") return ".";
+    const rooted = p[0] === "/";
+    const out = [];
+    const segs = p.split("/");
+    for (let i = 0; i < segs.length; i++) {
+      const s = segs[i];
+      if (s === "" || s === ".") continue;
+      if (s === "..") {
+        if (out.length > 0 && out[out.length - 1] !== "..") out.pop();
+        else if (!rooted) out.push("..");
+        continue;
+      }
+      out.push(s);
+    }
+    const j = out.join("/");
+    if (rooted) return "/" + j;
+    return j === "" ? "." : j;
+  }
+  const join = (a, b) => clean(a + "/" + b);
+  const dirOf = (p) => clean(p.slice(0, p.lastIndexOf("/") + 1));
+  const baseOf = (p) => {
+    if (p === "") return ".";
+    while (p.length > 0 && p[p.length - 1] === "/") p = p.slice(0, -1);
+    if (p === "") return "/";
+    return p.slice(p.lastIndexOf("/") + 1);
+  };
+  function rel(p) {
+    if (p === root) return ".";
+    if (!p.startsWith(root + "/")) return null;
+    return p.slice(root.length + 1);
+  }
+  // stat → [isFile, isDir]; an escape through a link is thrown as a string.
+  function stat(p) {
+    const r = rel(p);
+    if (r === null) return [false, false];
+    const s = h("stat", r);
+    if (typeof s === "string") throw { escape: s };
+    return [s === 1, s === 2];
+  }
+  const exts = () => (L.jit ? jitExtensions : sourceExtensions);
+  function loadAsFile(p) {
+    if (stat(p)[0]) return p;
+    const e = exts();
+    for (let i = 0; i < e.length; i++) if (stat(p + e[i])[0]) return p + e[i];
+    return "";
+  }
+  const loadIndex = (p) => loadAsFile(join(p, "index"));
+  function loadAsDirectory(p) {
+    if (!stat(p)[1]) return "";
+    const r = rel(join(p, "package.json"));
+    if (r !== null) {
+      const main = h("packageMain", r);
+      if (typeof main === "string" && main !== "") {
+        const m = join(p, main);
+        let f = loadAsFile(m);
+        if (f !== "") return f;
+        f = loadIndex(m);
+        if (f !== "") return f;
+      }
+    }
+    return loadIndex(p);
+  }
+  function loadAsFileOrDirectory(p) {
+    const f = loadAsFile(p);
+    if (f !== "") return f;
+    return loadAsDirectory(p);
+  }
+  const isRelative = (id) => id === "." || id === ".." || id.startsWith("./") || id.startsWith("../");
+  function withEscapes(id, from, f) {
+    try {
+      return f();
+    } catch (e) {
+      if (e !== null && typeof e === "object" && typeof e.escape === "string") {
+        throw moduleError(`Cannot require '${id}' from ${from}: ${e.escape}`);
+      }
+      throw e;
+    }
+  }
+  function resolve(dir, id, from) {
+    if (id === "") throw moduleError("The argument 'id' must be a non-empty string");
+    if (isRelative(id) || id.startsWith("/")) {
+      const target = id.startsWith("/") ? id : join(dir, id);
+      if (rel(target) === null) {
+        throw moduleError(`Cannot require '${id}' from ${from}: ${target} is outside the project directory ${root}`);
+      }
+      const f = withEscapes(id, from, () => loadAsFileOrDirectory(target));
+      if (f === "") throw notFound(id, from);
+      return f;
+    }
+    if (id.includes("..") && id[0] !== "/") {
+      if (rel(join(root, id)) === null) {
+        throw moduleError(`Cannot require '${id}' from ${from}: it leads outside the project directory ${root}`);
+      }
+    }
+    for (let d = dir; ; d = dirOf(d)) {
+      if (rel(d) === null) break;
+      if (baseOf(d) !== "node_modules") {
+        const f = withEscapes(id, from, () => loadAsFileOrDirectory(join(join(d, "node_modules"), id)));
+        if (f !== "") return f;
+      }
+      if (d === root) break;
+    }
+    if (!L.jit) {
+      const f = withEscapes(id, from, () => loadAsFileOrDirectory(join(root, id)));
+      if (f !== "") return f;
+    }
+    throw notFound(id, from);
+  }
+  function pathModule() {
+    if (L.pathExports === undefined) {
+      const v = h("pathModule");
+      if (typeof v === "string") throw new NativeError("path module: " + v);
+      L.pathExports = v;
+    }
+    return L.pathExports;
+  }
+  // builtin → [handled, value]
+  function builtin(id, from) {
+    const name = id.startsWith("node:") ? id.slice(5) : id;
+    if (name === "path" && !L.jit) return [true, pathModule()];
+    if (nodeBuiltins.has(name) || id.startsWith("node:")) {
+      const allowed = L.jit ? "none are available to JiT code" : 'only "path" is available';
+      throw moduleError(`Cannot find module '${id}' (required from ${from}): Node built-in modules are not available to Dataform code; ${allowed}`);
+    }
+    return [false, undefined];
+  }
+  function require_(dir, id, from) {
+    const b = builtin(id, from);
+    if (b[0]) return b[1];
+    if (id === "@dataform/core") return L.core;
+    if (L.jit && !isRelative(id) && !id.startsWith("/") && !id.startsWith("@dataform/")) {
+      throw moduleError(`Cannot find module '${id}' (required from ${from}): JiT code may require only @dataform packages and project files`);
+    }
+    return load(resolve(dir, id, from));
+  }
+  function load(file) {
+    const cached = L.modules.get(file);
+    if (cached !== undefined) return cached.exports;
+    const r = rel(file);
+    const text = h("readFile", r);
+    if (typeof text !== "string") throw moduleError(`Cannot read '${r}': ${h("lastError")}`);
+    const exports = {};
+    const module = { exports, id: file, filename: file, loaded: false, path: dirOf(file) };
+    L.modules.set(file, module);
+    if (file.endsWith(".json")) {
+      let v;
+      try {
+        v = jsonParse(text);
+      } catch (e) {
+        L.modules.delete(file);
+        throw e;
+      }
+      module.exports = v;
+      module.loaded = true;
+      return v;
+    }
+    let fn = h("cachedModule", file, r, L.jit);
+    if (typeof fn === "function") {
+      fn = unwrap(fn);
+    } else {
+      let code = text;
+      if (!L.jit) {
+        try {
+          code = L.compiler(text, file);
+        } catch (e) {
+          L.modules.delete(file);
+          throw e;
+        }
+      }
+      fn = h("compileModule", file, r, StringC(code), L.jit);
+      if (typeof fn !== "function") {
+        L.modules.delete(file);
+        throw new NativeSyntaxError(StringC(fn));
+      }
+      fn = unwrap(fn);
+    }
+    const dir = dirOf(file);
+    files.push(file);
+    try {
+      applyFn(fn, exports, [exports, requireFunc(dir, r), module, file, dir]);
+    } catch (e) {
+      L.modules.delete(file);
+      throw e;
+    } finally {
+      files.pop();
+    }
+    module.loaded = true;
+    return module.exports;
+  }
+  function requireFunc(dir, from) {
+    const req = function require(id) {
+      if (typeof id !== "string") {
+        throw new NativeTypeError('The "id" argument must be of type string. Received ' + StringC(id));
+      }
+      return require_(dir, id, from);
+    };
+    req.resolve = function resolve_(id) {
+      id = StringC(id);
+      const b = builtin(id, from);
+      if (b[0]) return id;
+      return resolve(dir, id, from);
+    };
+    return req;
+  }
+
+  // --- entry points, called by the host through the trampoline ---
+  let jitState = null;
+
+  function bytesIn() {
+    const n = h("inLength");
+    const u = new U8(n);
+    h("fillIn", u);
+    return u;
+  }
+
+  function loadCore() {
+    const coreDir = root + "/node_modules/@dataform/core";
+    const coreFile = coreDir + "/bundle.js";
+    let fn = h("coreFunction");
+    if (typeof fn !== "function") return "I" + StringC(fn);
+    fn = unwrap(fn);
+    const exports = {};
+    const module = { exports, id: coreFile, filename: coreFile };
+    files.push(coreFile);
+    try {
+      applyFn(fn, exports, [exports, requireFunc(coreDir, "node_modules/@dataform/core/bundle.js"), module, coreFile, coreDir]);
+    } catch (e) {
+      files.length = 0;
+      return "I" + `loading @dataform/core ${coreVersion}: ` + describe(e, "").message;
+    }
+    files.length = 0;
+    const core = module.exports;
+    L.core = core;
+    if (core === null || (typeof core !== "object" && typeof core !== "function") || typeof core.compiler !== "function") {
+      return "I" + `@dataform/core ${coreVersion} at ${cfg.bundlePath} exports no compiler(); is it a 3.x core?`;
+    }
+    L.compiler = core.compiler;
+    return "OK";
+  }
+
+  function fail(kind, e) {
+    const d = describe(e, "");
+    return kind + d.message + "\u0000" + d.stack;
+  }
+
+  function compile() {
+    let v;
+    const settings = [["workflow_settings.yaml", "workflowSettingsYaml"], ["dataform.json", "dataformJson"]];
+    for (let i = 0; i < settings.length; i++) {
+      const [file, global] = settings[i];
+      const s = h("stat", file);
+      if (typeof s === "string") return "I" + `reading ${file}: ${s}`;
+      if (s === 0) continue;
+      try {
+        v = require_(root, "./" + file, "index.js");
+      } catch (e) {
+        if (loaderErrors.has(e)) return "Icompile: " + e.message;
+        return fail("S", e);
+      }
+      g[global] = v;
+    }
+    const main = L.core.main;
+    if (typeof main !== "function") return "I" + `@dataform/core ${coreVersion} exports no main()`;
+    const req = bytesIn();
+    files.push(root + "/index.js");
+    let out;
+    try {
+      out = applyFn(main, L.core, [req]);
+    } catch (e) {
+      return fail("S", e);
+    } finally {
+      files.length = 0;
+    }
+    const o = h("output", out);
+    if (o !== "") return "I" + `core's main() returned ${describe(out, "").message.replace(/^Uncaught /, "")}: ${o}`;
+    while (runTimerLogged()) { /* drain */ }
+    return "OK";
+  }
+
+  const vm2Name = "VM2_INTERNAL_STATE_DO_NOT_USE_OR_PROGRAM_WILL_FAIL";
+
+  function jitStart() {
+    L.jit = true;
+    ObjectDefine(g, vm2Name, { value: Object.freeze({ handleException: function (e) { return e; } }), enumerable: false });
+    g.require = requireFunc(root, "index.js");
+    const newCompiler = L.core.jitCompiler;
+    if (typeof newCompiler !== "function") {
+      return "S" + `@dataform/core ${coreVersion} has no jitCompiler: JiT actions need a newer core` + "\u0000";
+    }
+    const st = { state: "pending", value: undefined, callbacks: new Map(), pending: 0 };
+    jitState = st;
+    const callback = function (method, request, cb) {
+      method = StringC(method);
+      if (typeof cb !== "function") throw new NativeTypeError("DbAdapter callback is not a function");
+      const id = h("adapterCall", method, request);
+      if (typeof id !== "number") throw new NativeTypeError("DbAdapter request is not a Uint8Array");
+      st.callbacks.set(id, cb);
+      st.pending++;
+    };
+    let compiler, p;
+    try {
+      compiler = applyFn(newCompiler, undefined, [callback]);
+      const c = compiler.compile;
+      if (typeof c !== "function") return "Icore's jitCompiler() returned no compile()";
+      p = applyFn(c, compiler, [bytesIn()]);
+    } catch (e) {
+      return fail("S", e); // a syntax error in jitCode or an unknown target type throws here
+    }
+    if (p === null || typeof p !== "object" || applyFn(toStringTag, p, []) !== "[object Promise]") {
+      return "I" + `core's jitCompiler().compile() returned ${StringC(p)}, not a promise`;
+    }
+    // The outcome goes to the host as soon as it is known (while the
+    // microtasks of the host's call drain): no further call is needed.
+    applyFn(promiseThen, p, [
+      function (v) { st.state = "fulfilled"; st.value = v; h("settled", jitStatus()); },
+      function (e) { st.state = "rejected"; st.value = e; h("settled", jitStatus()); },
+    ]);
+    return "P";
+  }
+
+  function jitStatus() {
+    const st = jitState;
+    if (st.state === "fulfilled") {
+      const o = h("output", st.value);
+      if (o !== "") return "I" + `JiT compilation returned ${describe(st.value, "").message.replace(/^Uncaught /, "")}: ${o}`;
+      return "OK";
+    }
+    if (st.state === "rejected") return fail("S", st.value);
+    return "P" + timers.pending.length;
+  }
+
+  function jitDeliver() {
+    const st = jitState;
+    const id = h("resultId");
+    const cb = st.callbacks.get(id);
+    st.callbacks.delete(id);
+    st.pending--;
+    if (cb === undefined) return "D";
+    const errMsg = h("resultError");
+    try {
+      if (typeof errMsg === "string") applyFn(cb, undefined, [new NativeError(errMsg)]);
+      else applyFn(cb, undefined, [null, bytesIn()]);
+    } catch (e) {
+      return fail("S", e);
+    }
+    return "D";
+  }
+
+  // jitTimer fires one timer: "T1", or "T0" when none is pending.
+  function jitTimer() {
+    return runTimerLogged() ? "T1" : "T0";
+  }
+
+  function makeError(msg) { return new NativeError(msg); }
+
+  const entries = { loadCore, compile, jitStart, jitStatus, jitDeliver, jitTimer };
+  ObjectDefine(g, "__dfd_entry", {
+    value: function () {
+      const cmd = h("command");
+      if (typeof cmd !== "string" || cmd === "") return undefined;
+      try {
+        return entries[cmd]();
+      } catch (e) {
+        return fail("S", e);
+      }
+    },
+    writable: false,
+    configurable: false,
+    enumerable: false,
+  });
+  return makeError;
+}
+
+// The path module: engine/js/path.js, verbatim (a test keeps them equal).
+const PATH_JS = String.raw`// BEGIN engine/js/path.js
+// A POSIX implementation of Node's "path" module: the one builtin that the
+// official CLI lets Dataform code require. process.cwd() is "/" here.
+(function () {
+  "use strict";
+  function assertPath(p) {
+    if (typeof p !== "string") {
+      throw new TypeError('The "path" argument must be of type string. Received ' + typeof p);
+    }
+  }
+  function normalizeString(p, allowAboveRoot) {
+    var res = [];
+    var parts = p.split("/");
+    for (var i = 0; i < parts.length; i++) {
+      var s = parts[i];
+      if (s === "" || s === ".") continue;
+      if (s === "..") {
+        if (res.length > 0 && res[res.length - 1] !== "..") res.pop();
+        else if (allowAboveRoot) res.push("..");
+      } else {
+        res.push(s);
+      }
+    }
+    return res.join("/");
+  }
+  var path = {
+    sep: "/",
+    delimiter: ":",
+    resolve: function () {
+      var resolved = "";
+      var absolute = false;
+      for (var i = arguments.length - 1; i >= -1 && !absolute; i--) {
+        var p = i >= 0 ? arguments[i] : "/";
+        assertPath(p);
+        if (p.length === 0) continue;
+        resolved = p + "/" + resolved;
+        absolute = p.charAt(0) === "/";
+      }
+      resolved = normalizeString(resolved, !absolute);
+      return absolute ? "/" + resolved : resolved.length > 0 ? resolved : ".";
+    },
+    normalize: function (p) {
+      assertPath(p);
+      if (p.length === 0) return ".";
+      var absolute = p.charAt(0) === "/";
+      var trailing = p.charAt(p.length - 1) === "/";
+      var out = normalizeString(p, !absolute);
+      if (out.length === 0) {
+        if (absolute) return "/";
+        return trailing ? "./" : ".";
+      }
+      if (trailing) out += "/";
+      return absolute ? "/" + out : out;
+    },
+    isAbsolute: function (p) {
+      assertPath(p);
+      return p.length > 0 && p.charAt(0) === "/";
+    },
+    join: function () {
+      if (arguments.length === 0) return ".";
+      var joined;
+      for (var i = 0; i < arguments.length; i++) {
+        assertPath(arguments[i]);
+        if (arguments[i].length > 0) joined = joined === undefined ? arguments[i] : joined + "/" + arguments[i];
+      }
+      return joined === undefined ? "." : path.normalize(joined);
+    },
+    relative: function (from, to) {
+      assertPath(from);
+      assertPath(to);
+      if (from === to) return "";
+      from = path.resolve(from);
+      to = path.resolve(to);
+      if (from === to) return "";
+      var fromParts = from === "/" ? [] : from.slice(1).split("/");
+      var toParts = to === "/" ? [] : to.slice(1).split("/");
+      var i = 0;
+      while (i < fromParts.length && i < toParts.length && fromParts[i] === toParts[i]) i++;
+      var up = [];
+      for (var j = i; j < fromParts.length; j++) up.push("..");
+      return up.concat(toParts.slice(i)).join("/");
+    },
+    dirname: function (p) {
+      assertPath(p);
+      if (p.length === 0) return ".";
+      var end = p.length;
+      while (end > 1 && p.charAt(end - 1) === "/") end--;
+      var idx = p.lastIndexOf("/", end - 1);
+      if (idx === -1) return ".";
+      if (idx === 0) return "/";
+      var dir = p.slice(0, idx);
+      while (dir.length > 1 && dir.charAt(dir.length - 1) === "/") dir = dir.slice(0, -1);
+      return dir;
+    },
+    basename: function (p, ext) {
+      assertPath(p);
+      var end = p.length;
+      while (end > 0 && p.charAt(end - 1) === "/") end--;
+      var base = p.slice(p.lastIndexOf("/", end - 1) + 1, end);
+      if (ext !== undefined && ext !== base && base.slice(-ext.length) === ext && ext.length > 0) {
+        base = base.slice(0, base.length - ext.length);
+      }
+      return base;
+    },
+    extname: function (p) {
+      var base = path.basename(p);
+      var dot = base.lastIndexOf(".");
+      if (dot <= 0 || (dot === 1 && base === "..")) return "";
+      return base.slice(dot);
+    },
+    parse: function (p) {
+      assertPath(p);
+      var root = p.charAt(0) === "/" ? "/" : "";
+      var base = path.basename(p);
+      var ext = path.extname(p);
+      var dir = p.length === 0 ? "" : path.dirname(p);
+      if (dir === "." && p.charAt(0) !== ".") dir = "";
+      return { root: root, dir: dir, base: base, ext: ext, name: ext ? base.slice(0, -ext.length) : base };
+    },
+    format: function (o) {
+      var dir = o.dir || o.root;
+      var base = o.base || (o.name || "") + (o.ext || "");
+      if (!dir) return base;
+      return dir === o.root ? dir + base : dir + "/" + base;
+    },
+    toNamespacedPath: function (p) {
+      return p;
+    }
+  };
+  path.posix = path;
+  return path;
+})()
+// END engine/js/path.js`;
+
+const NODE_BUILTINS = `assert async_hooks buffer child_process cluster console constants
+		crypto dgram diagnostics_channel dns domain events fs fs/promises http http2 https inspector
+		module net os perf_hooks process punycode querystring readline repl stream stream/promises
+		string_decoder sys timers tls trace_events tty url util v8 vm wasi worker_threads zlib
+		path/posix path/win32 util/types`.split(/\s+/).filter(Boolean);
+
+const BRIDGE_NAMES = ["log", "stat", "readFile", "lastError", "packageMain", "cachedModule", "compileModule", "pathModule",
+  "coreFunction", "inLength", "fillIn", "output", "adapterCall", "resultId", "resultError", "settled", "command"];
+
+// --- Scripts shared by every context ---------------------------------------------
+
+// The context whose code is running, for the import() refusal.
+let running = null;
+
+function importRefused(specifier) {
+  const msg = `Cannot import '${String(specifier)}': import() is not available to Dataform code`;
+  if (running && running.makeError) throw running.makeError(msg);
+  // No context of ours is running: never settle rather than hand over a
+  // host-realm error.
+  return new Promise(() => {});
+}
+
+function script(source, filename) {
+  return new vm.Script(source, { filename, importModuleDynamically: importRefused });
+}
+
+let preludeScript; // made once SHADOWED is known
+const trampoline = script("__dfd_entry()", "dfd:entry.js");
+const pathScript = script(PATH_JS, "dfd:path.js");
+
+const TypedArrayProto = Object.getPrototypeOf(Uint8Array.prototype);
+const taBuffer = Object.getOwnPropertyDescriptor(TypedArrayProto, "buffer").get;
+const taOffset = Object.getOwnPropertyDescriptor(TypedArrayProto, "byteOffset").get;
+const taLength = Object.getOwnPropertyDescriptor(TypedArrayProto, "byteLength").get;
+const taSet = TypedArrayProto.set;
+
+// bytesOf copies the bytes of a context's typed array without calling
+// anything the context could have replaced.
+function bytesOf(v) {
+  if (!util.types.isTypedArray(v)) return null;
+  const buf = taBuffer.call(v);
+  return Buffer.from(Buffer.from(buf, taOffset.call(v), taLength.call(v)));
+}
+
+// Global variables of a vm context are slow: every lookup goes through
+// Node's interceptors (a C++ round trip; 10–30× a plain lookup), which made
+// core's hot loops several times slower than in plain Node. Module code
+// (core's bundle included) is therefore wrapped in an outer function whose
+// parameters are the ECMAScript builtins, bound to the context's own
+// values: the same objects, found as locals. Only a reassignment of a
+// builtin global (`globalThis.Map = …`) is no longer seen by module code.
+const SHADOW_CANDIDATES = `Object Function Array Number parseFloat parseInt Infinity NaN undefined Boolean String
+  Symbol Date Promise RegExp Error AggregateError EvalError RangeError ReferenceError SyntaxError TypeError URIError
+  globalThis JSON Math Intl ArrayBuffer Atomics Uint8Array Int8Array Uint16Array Int16Array Uint32Array Int32Array
+  Float32Array Float64Array Uint8ClampedArray BigUint64Array BigInt64Array DataView Map BigInt Set WeakMap WeakSet
+  Proxy Reflect FinalizationRegistry WeakRef decodeURI decodeURIComponent encodeURI encodeURIComponent escape
+  unescape isFinite isNaN SharedArrayBuffer`.split(/\s+/).filter(Boolean);
+const SHADOWED = (() => {
+  const probe = vm.createContext(Object.create(null));
+  const have = new Set(vm.runInContext("Object.getOwnPropertyNames(globalThis)", probe));
+  return SHADOW_CANDIDATES.filter((n) => have.has(n) || n === "undefined");
+})();
+const shadowValuesScript = new vm.Script("[" + SHADOWED.join(", ") + "]", { filename: "dfd:builtins.js" });
+
+const MODULE_PREFIX = "(function (" + SHADOWED.join(", ") + ") { return function (exports, require, module, __filename, __dirname) {";
+const wrapModule = (code) => MODULE_PREFIX + code + "\n}; })";
+preludeScript = script("(function (" + SHADOWED.join(", ") + ") { return " + contextPrelude.toString() + "; })", "dfd:prelude.js");
+
+function versionLess(a, b) {
+  const parts = (v) => String(v).split("-")[0].split(".").slice(0, 3).map((x) => parseInt(x, 10) || 0);
+  const pa = parts(a), pb = parts(b);
+  for (let i = 0; i < 3; i++) if ((pa[i] || 0) !== (pb[i] || 0)) return (pa[i] || 0) < (pb[i] || 0);
+  return false;
+}
+
+// Cores before 3.0.57 find an action's file only from V8 call sites, which
+// no sandbox gives them; the CLI patches the same statement (engine/bundle.go).
+function patchOldCallerFile(code) {
+  const old = `if(!t)throw new Error("Unable to find valid caller file; please report this issue.")`;
+  const patched = `if(!t){if(global.__dataform_current_file){t=global.__dataform_current_file}` +
+    `else{throw new Error("Unable to find valid caller file; please report this issue.")}}`;
+  return code.replace(old, () => patched);
+}
+
+// syntaxMessage words a V8 compile error as engine.syntaxError does:
+// "message (file:line:col)", position corrected for the module wrapper.
+function syntaxMessage(e, relFile, filename) {
+  let msg = String(e && e.message);
+  const stack = String(e && e.stack || "");
+  const lines = stack.split("\n");
+  const m = /:(\d+)$/.exec(lines[0] || "");
+  if (lines[0] && lines[0].startsWith(filename + ":") && m) {
+    const line = parseInt(m[1], 10);
+    let col = 1;
+    if (lines.length > 2 && /^\s*\^/.test(lines[2])) col = lines[2].indexOf("^") + 1;
+    if (line === 1) col -= MODULE_PREFIX.length;
+    msg = `${msg} (${relFile}:${line}:${Math.max(col, 1)})`;
+  }
+  return msg;
+}
+
+// --- A prepared context ---------------------------------------------------------
+
+let bundleSource = null; // core's source, patched
+const coreScripts = new Map(); // root → vm.Script of the wrapped bundle
+
+function coreScript(opts, root) {
+  let s = coreScripts.get(root);
+  if (!s) {
+    s = script(wrapModule(bundleSource), root + "/node_modules/@dataform/core/bundle.js");
+    coreScripts.set(root, s);
+  }
+  return s;
+}
+
+class Runtime {
+  constructor(opts, root, log) {
+    const start = performance.now();
+    this.opts = opts;
+    this.root = root;
+    this.log = log; // (level, msg)
+    this.files = new ProjectFiles(root, null);
+    this.cmd = "";
+    this.input = EMPTY;
+    this.output = null;
+    this.lastError = "";
+    this.result = null; // {id, error, response} being delivered
+    this.settled = null; // a JiT request's outcome, once its promise settled
+    this.onAdapterCall = null;
+    this.ctx = vm.createContext(Object.create(null), {
+      name: "dfd project " + root,
+      codeGeneration: { strings: true, wasm: false },
+      microtaskMode: "afterEvaluate",
+    });
+    const shadowValues = shadowValuesScript.runInContext(this.ctx, { displayErrors: false });
+    const preludeFn = Reflect.apply(preludeScript.runInContext(this.ctx, { displayErrors: false }), undefined, shadowValues);
+    const bridge = this.bridge();
+    running = this;
+    try {
+      this.makeError = preludeFn(bridge, {
+        root, coreVersion: opts.coreVersion, bundlePath: opts.bundle,
+        bridgeNames: BRIDGE_NAMES, nodeBuiltins: NODE_BUILTINS, shadowed: SHADOWED,
+      });
+      const r = this.call("loadCore", 0);
+      if (r !== "OK") throw new Error(r.replace(/^[IS]/, "").split("\u0000")[0]);
+    } finally {
+      running = null;
+    }
+    this.prepareMicros = (performance.now() - start) * 1000;
+  }
+
+  // call runs one entry point in the context, under the deadline (ms from
+  // now; 0: none). It returns the entry's status string, or throws the
+  // host's timeout error.
+  call(cmd, timeoutMs) {
+    this.cmd = cmd;
+    const prev = running;
+    running = this;
+    try {
+      const o = { displayErrors: false };
+      if (timeoutMs > 0) o.timeout = Math.max(1, Math.ceil(timeoutMs));
+      const r = trampoline.runInContext(this.ctx, o);
+      return typeof r === "string" ? r : "Ientry " + cmd + " returned nothing";
+    } finally {
+      this.cmd = "";
+      running = prev;
+    }
+  }
+
+  bridge() {
+    // Every function here takes primitives or context objects and returns
+    // primitives or context objects; none throws on purpose.
+    const rt = this;
+    const opts = this.opts;
+    return {
+      log(level, msg) { rt.log(String(level), String(msg)); },
+      stat(r) {
+        try { return rt.files.stat(String(r)); } catch (e) { return 0; }
+      },
+      readFile(r) {
+        r = String(r);
+        try {
+          const buf = rt.files.read(r);
+          if (cacheEnabled) rt.files.hashes.set(r, crypto.createHash("sha256").update(buf).digest("base64"));
+          return buf.toString("utf8");
+        } catch (e) {
+          rt.lastError = String(e.message);
+          return false;
+        }
+      },
+      lastError() { return rt.lastError; },
+      packageMain(r) {
+        try {
+          const buf = rt.files.read(String(r));
+          const pkg = JSON.parse(buf.toString("utf8"));
+          return pkg !== null && typeof pkg === "object" && typeof pkg.main === "string" ? pkg.main : "";
+        } catch (_) {
+          return "";
+        }
+      },
+      cachedModule(file, r, jit) {
+        if (!cacheEnabled) return undefined;
+        const hash = rt.files.hashes.get(String(r));
+        if (!hash) return undefined;
+        const entry = moduleCache.get(cacheKey(opts.coreVersion, String(file), hash, !!jit));
+        if (!entry) { cacheStats.transpileMisses++; return undefined; }
+        cacheStats.transpileHits++;
+        try {
+          return entry.script.runInContext(rt.ctx, { displayErrors: false });
+        } catch (e) {
+          return undefined;
+        }
+      },
+      compileModule(file, r, code, jit) {
+        file = String(file);
+        let s;
+        try {
+          s = script(wrapModule(String(code)), file);
+        } catch (e) {
+          return syntaxMessage(e, String(r), file);
+        }
+        if (cacheEnabled) {
+          const hash = rt.files.hashes.get(String(r));
+          if (hash) cachePut(cacheKey(opts.coreVersion, file, hash, !!jit), { code: String(code), script: s });
+        }
+        try {
+          return s.runInContext(rt.ctx, { displayErrors: false });
+        } catch (e) {
+          return String(e && e.message);
+        }
+      },
+      pathModule() {
+        try { return pathScript.runInContext(rt.ctx, { displayErrors: false }); } catch (e) { return String(e && e.message); }
+      },
+      coreFunction() {
+        try {
+          return coreScript(opts, rt.root).runInContext(rt.ctx, { displayErrors: false });
+        } catch (e) {
+          return `compiling @dataform/core ${opts.coreVersion} (${opts.bundle}): ${e && e.message}`;
+        }
+      },
+      inLength() { return rt.input.length; },
+      fillIn(u) {
+        if (util.types.isUint8Array(u)) taSet.call(u, rt.input);
+      },
+      output(v) {
+        const b = bytesOf(v);
+        if (b === null) return "not a Uint8Array";
+        rt.output = b;
+        return "";
+      },
+      adapterCall(method, request) {
+        const b = bytesOf(request);
+        if (b === null) return false;
+        return rt.onAdapterCall ? rt.onAdapterCall(String(method), b) : false;
+      },
+      resultId() { return rt.result ? rt.result.id : 0; },
+      settled(status) { if (rt.settled === null) rt.settled = String(status); },
+      resultError() { return rt.result && rt.result.error !== null ? rt.result.error : undefined; },
+      command() {
+        const c = rt.cmd;
+        rt.cmd = "";
+        return c;
+      },
+    };
+  }
+}
+
+// --- The server -------------------------------------------------------------------
+
+class Server {
+  constructor(opts) {
+    this.opts = opts;
+    this.queue = [];
+    this.early = new Set();
+    this.current = null; // the running request's state
+    this.served = 0;
+    this.spares = [];
+    this.preparing = false;
+    this.nextCall = 0;
+    this.calls = new Map(); // call id → request state
+    this.logReq = 0;
+    this.peakHeap = 0;
+    this.consoleLog = (level, msg) => sendLog(this.logReq, level, msg);
+  }
+
+  newRuntime(root) {
+    return new Runtime(this.opts, root, this.consoleLog);
+  }
+
+  // prepareSpares keeps opts.spares runtimes ready, one per turn of the
+  // event loop, while no request runs.
+  prepareSpares() {
+    if (this.preparing) return;
+    this.preparing = true;
+    setImmediate(() => {
+      this.preparing = false;
+      if (this.current || this.queue.length > 0 || this.spares.length >= this.opts.spares) return;
+      try {
+        this.spares.push(this.newRuntime(this.opts.root));
+      } catch (e) {
+        diag("preparing a runtime: " + (e && e.message));
+        return;
+      }
+      this.prepareSpares();
+    });
+  }
+
+  onFrame(f) {
+    switch (f.kind) {
+      case "request":
+        this.queue.push(f);
+        this.pump();
+        break;
+      case "cancel":
+        this.cancel(f.id);
+        break;
+      case "adapterResult": {
+        const key = String(f.callId);
+        const st = this.calls.get(key);
+        this.calls.delete(key);
+        if (st && st === this.current && !st.done) {
+          st.results.push({ id: st.callIds.get(key), error: f.error ? f.error.message : null, response: f.response || EMPTY });
+          this.step(st);
+        }
+        break;
+      }
+      default:
+        protocolError(`unexpected frame (field ${f.num}) from the host`);
+    }
+  }
+
+  cancel(id) {
+    const key = String(id);
+    if (this.current && String(this.current.id) === key && !this.current.done) {
+      this.finishCanceled(this.current);
+      return;
+    }
+    if (this.queue.some((q) => String(q.id) === key)) this.early.add(key);
+  }
+
+  pump() {
+    if (this.current || this.queue.length === 0) return;
+    const req = this.queue.shift();
+    this.start(req);
+  }
+
+  start(req) {
+    this.served++;
+    const key = String(req.id);
+    const st = {
+      id: req.id, done: false, served: this.served, rt: null, results: [], callIds: new Map(),
+      deadline: 0, timer: null, idleTurns: 0, timerRuns: 0, prepareMicros: 0, waitMicros: 0, runStart: 0, jit: !!req.jit,
+    };
+    this.current = st;
+    if (this.early.has(key)) {
+      this.early.delete(key);
+      this.respond(st, { code: CODE.CANCELED, message: "canceled before it started" });
+      return;
+    }
+    const job = req.compile || req.jit;
+    if (!job) {
+      this.respond(st, { code: CODE.INVALID_ARGUMENT, message: "request has neither compile nor jit" });
+      return;
+    }
+    const what = st.jit ? "JiT compilation" : "compile";
+    st.what = what;
+    const t0 = performance.now();
+    if (job.timeoutMs > 0) {
+      st.deadline = t0 + job.timeoutMs;
+      st.timer = setTimeout(() => {
+        if (!st.done) this.respond(st, { code: CODE.DEADLINE_EXCEEDED, message: what + ": deadline exceeded" });
+      }, job.timeoutMs);
+    }
+    const root = job.root === "" ? this.opts.root : job.root;
+    try {
+      if (root === this.opts.root && this.spares.length > 0) {
+        st.rt = this.spares.shift();
+      } else {
+        st.rt = this.newRuntime(root);
+        st.waitMicros = (performance.now() - t0) * 1000;
+      }
+    } catch (e) {
+      this.respond(st, { code: CODE.INTERNAL, message: String(e && e.message) });
+      return;
+    }
+    st.prepareMicros = st.rt.prepareMicros;
+    st.rt.files = new ProjectFiles(root, job.overlay);
+    st.rt.input = job.request;
+    this.logReq = req.id;
+    st.runStart = performance.now();
+    if (!st.jit) {
+      const r = this.run(st, "compile");
+      if (r !== null) this.finishStatus(st, r);
+      return;
+    }
+    st.rt.onAdapterCall = (method, bytes) => {
+      if (st.done) return false;
+      const callId = ++this.nextCall;
+      const key = String(callId);
+      this.calls.set(key, st);
+      st.callIds.set(key, callId);
+      sendAdapterCall(callId, st.id, method, bytes);
+      return callId;
+    };
+    st.rt.settled = null;
+    const r = this.run(st, "jitStart");
+    if (r === null) return;
+    if (r !== "P" && st.rt.settled === null) {
+      this.finishStatus(st, r);
+      return;
+    }
+    this.step(st);
+  }
+
+  // run calls an entry under the request's remaining time; null when the
+  // request was answered (deadline).
+  run(st, cmd) {
+    let remaining = 0;
+    if (st.deadline > 0) {
+      remaining = st.deadline - performance.now();
+      if (remaining <= 0) {
+        this.respond(st, { code: CODE.DEADLINE_EXCEEDED, message: st.what + ": deadline exceeded" });
+        return null;
+      }
+    }
+    try {
+      return st.rt.call(cmd, remaining);
+    } catch (e) {
+      if (e && e.code === "ERR_SCRIPT_EXECUTION_TIMEOUT") {
+        this.respond(st, { code: CODE.DEADLINE_EXCEEDED, message: st.what + ": deadline exceeded" });
+      } else {
+        this.respond(st, { code: CODE.INTERNAL, message: st.what + ": " + String(e && e.message) });
+      }
+      return null;
+    }
+  }
+
+  // step drives a JiT request: adapter answers first, then timers, as the
+  // goja engine does (virtual time). The outcome arrives through the
+  // bridge's settled() while a call's microtasks drain.
+  step(st) {
+    for (;;) {
+      if (st.done) return;
+      const rt = st.rt;
+      if (rt.settled !== null) {
+        this.finishStatus(st, rt.settled);
+        return;
+      }
+      let r;
+      if (st.results.length > 0) {
+        st.idleTurns = 0;
+        rt.result = st.results.shift();
+        rt.input = rt.result.error === null ? rt.result.response : EMPTY;
+        r = this.run(st, "jitDeliver");
+        if (!st.done) rt.result = null;
+        if (r === null) return;
+        if (r !== "D" && rt.settled === null) {
+          this.finishStatus(st, r); // the callback threw
+          return;
+        }
+        continue;
+      }
+      if (this.pendingCalls(st) > 0) return; // wait for an adapter result, a Cancel or the deadline
+      r = this.run(st, "jitTimer");
+      if (r === null) return;
+      if (r === "T1") {
+        st.idleTurns = 0;
+        // Let Cancel frames and stdin's EOF in now and then.
+        if (++st.timerRuns % 1000 === 0) {
+          setImmediate(() => this.step(st));
+          return;
+        }
+        continue;
+      }
+      if (r !== "T0") {
+        if (rt.settled === null) {
+          this.finishStatus(st, r);
+          return;
+        }
+        continue;
+      }
+      if (rt.settled !== null || this.pendingCalls(st) > 0) continue;
+      // Work may still be queued in this realm (a refused import() settles
+      // through Node's own promises): give it a few turns of the event loop
+      // before calling it a hang.
+      if (st.idleTurns < 100) {
+        st.idleTurns++;
+        setImmediate(() => this.step(st));
+        return;
+      }
+      this.respond(st, { code: CODE.SCRIPT_ERROR, message: "JiT code is waiting for something that never happens: no adapter call or timer is pending" });
+      return;
+    }
+  }
+
+  pendingCalls(st) {
+    let n = 0;
+    for (const s of this.calls.values()) if (s === st) n++;
+    return n;
+  }
+
+  finishStatus(st, r) {
+    if (r === "OK") {
+      this.respond(st, { result: st.rt.output || EMPTY });
+      return;
+    }
+    const kind = r[0];
+    const [message, stack] = r.slice(1).split("\u0000");
+    if (kind === "S") this.respond(st, { code: CODE.SCRIPT_ERROR, message, stack: stack || "" });
+    else this.respond(st, { code: CODE.INTERNAL, message });
+  }
+
+  finishCanceled(st) {
+    this.respond(st, { code: CODE.CANCELED, message: (st.what || "request") + ": canceled" });
+  }
+
+  respond(st, outcome) {
+    if (st.done) return;
+    st.done = true;
+    if (st.timer) clearTimeout(st.timer);
+    for (const [k, s] of this.calls) if (s === st) this.calls.delete(k);
+    // The V8 heap in use as the request ends (garbage included): the pool
+    // recycles the worker when it reaches PoolOptions.RecycleHeap. A hard
+    // ceiling is V8's own (--max-old-space-size, nodeworker.HeapFlag): a
+    // worker that crosses it dies and is replaced. An error answer above
+    // --memory-limit is RESOURCE_EXHAUSTED, and the worker exits after it,
+    // as the goja worker does; a result is delivered.
+    const heap = v8.getHeapStatistics().used_heap_size;
+    const runMicros = st.runStart > 0 ? (performance.now() - st.runStart) * 1000 : 0;
+    let exhausted = false;
+    if (this.opts.memoryLimit > 0 && heap > this.opts.memoryLimit && outcome.result === undefined) {
+      exhausted = true;
+      outcome = { code: CODE.RESOURCE_EXHAUSTED, message: `the worker's heap went over its ${Math.floor(this.opts.memoryLimit / 1048576)} MiB ceiling` };
+    }
+    sendResponse(st.id, outcome, {
+      prepareMicros: st.prepareMicros, waitMicros: st.waitMicros, runMicros,
+      peakHeap: heap, served: st.served,
+    });
+    if (st.rt) { st.rt.onAdapterCall = null; st.rt = null; }
+    this.logReq = 0;
+    this.current = null;
+    if (exhausted) {
+      diag("heap ceiling crossed; exiting after this response");
+      process.exit(EXIT_MEMORY);
+    }
+    if (process.env.DFD_NODE_DEBUG_CACHE === "1") diag(`cache: ${cacheStats.transpileHits} hits, ${cacheStats.transpileMisses} misses, ${moduleCache.size} entries`);
+    setImmediate(() => this.pump());
+    this.prepareSpares();
+  }
+}
+
+function protocolError(msg) {
+  diag("ending: the host sent a bad frame: protocol error: " + msg);
+  process.exit(EXIT_PROTOCOL);
+}
+
+// --- Reading stdin ------------------------------------------------------------------
+
+function readFrames(maxFrame, onFrame) {
+  let chunks = [];
+  let have = 0;
+  let need = -1; // bytes of the frame being read (prefix included), once known
+  let prefix = 0;
+  let stall = null;
+  const input = process.stdin;
+  input.on("data", (chunk) => {
+    chunks.push(chunk);
+    have += chunk.length;
+    for (;;) {
+      if (have === 0) break;
+      if (need < 0) {
+        if (chunks[0].length < 10 && chunks.length > 1) chunks = [Buffer.concat(chunks)];
+        let size;
+        try {
+          [size, prefix] = readVarint(chunks[0], 0);
+        } catch (e) {
+          if (chunks[0].length >= 10) protocolError("malformed length prefix");
+          break; // the prefix is incomplete
+        }
+        if (typeof size !== "number" || size > maxFrame) protocolError(`frame of ${size} bytes exceeds the ${maxFrame}-byte limit`);
+        need = prefix + size;
+      }
+      if (have < need) {
+        if (!stall) stall = setTimeout(() => protocolError(`stalled inside a frame (${have - prefix} of ${need - prefix} bytes): not a frame?`), STALL_TIMEOUT_MS);
+        break;
+      }
+      if (stall) { clearTimeout(stall); stall = null; }
+      const buf = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      const body = buf.subarray(prefix, need);
+      const rest = buf.subarray(need);
+      chunks = rest.length > 0 ? [rest] : [];
+      have = rest.length;
+      need = -1;
+      let f;
+      try {
+        f = decodeFrame(body);
+      } catch (e) {
+        protocolError("malformed frame: " + e.message);
+      }
+      if (!f) protocolError("a frame with no content (unknown frame type?)");
+      onFrame(f);
+    }
+  });
+  input.on("end", () => {
+    if (have > 0) protocolError(`stream ended inside a frame`);
+    process.exit(EXIT_OK);
+  });
+  input.on("error", (e) => {
+    diag("ending: reading stdin failed: " + e.message);
+    process.exit(EXIT_FAILURE);
+  });
+}
+
+// selfTest (--self-test) tries, from this realm and after the lockdown,
+// what project code must never reach, and prints one line per attempt on
+// stderr: "<what>: denied (<why>)" or "<what>: ALLOWED". Tests use it.
+function selfTest(opts) {
+  const out = [];
+  const attempt = (what, f) => {
+    try {
+      f();
+      out.push(what + ": ALLOWED");
+    } catch (e) {
+      out.push(what + ": denied (" + (e && (e.code || e.message)) + ")");
+    }
+  };
+  const net = require("net"), dgram = require("dgram"), dns = require("dns"), http = require("http"), https = require("https");
+  attempt("read /etc/passwd", () => fs.readFileSync("/etc/passwd"));
+  attempt("read the parent of the root", () => fs.readdirSync(opts.root + "/.."));
+  attempt("write into the root", () => fs.writeFileSync(opts.root + "/dfd-self-test.txt", "x"));
+  attempt("spawn a process", () => require("child_process").spawnSync("/bin/true"));
+  attempt("start a worker thread", () => new (require("worker_threads").Worker)("1", { eval: true }));
+  attempt("net.connect", () => net.connect({ host: "127.0.0.1", port: 9 }));
+  attempt("net.createConnection", () => net.createConnection(9, "127.0.0.1"));
+  attempt("net.Socket.connect", () => new net.Socket().connect(9, "127.0.0.1"));
+  attempt("tls.connect", () => require("tls").connect(443, "127.0.0.1"));
+  attempt("dgram.createSocket", () => dgram.createSocket("udp4"));
+  attempt("dns.lookup", () => dns.lookup("localhost", () => {}));
+  attempt("dns.promises.lookup", () => dns.promises.lookup("localhost"));
+  attempt("http.get", () => http.get("http://127.0.0.1:9/"));
+  attempt("https.request", () => https.request("https://127.0.0.1:9/"));
+  attempt("fetch", () => globalThis.fetch("http://127.0.0.1:9/"));
+  attempt("process.binding", () => process.binding("tcp_wrap"));
+  attempt("process.dlopen", () => process.dlopen({}, "/nonexistent.node"));
+  attempt("set Error.prepareStackTrace", () => { Error.prepareStackTrace = () => 1; if (Error.prepareStackTrace !== 1) throw new Error("not writable"); });
+  // Sanity: what the worker must read.
+  attempt("read core's bundle (must be allowed)", () => fs.readFileSync(opts.bundle));
+  attempt("stat the root (must be allowed)", () => fs.statSync(opts.root));
+  fs.writeSync(2, out.join("\n") + "\n");
+  process.exit(0);
+}
+
+// --- main ---------------------------------------------------------------------------
+
+function main() {
+  let opts;
+  try {
+    opts = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    diag(e.message);
+    process.exit(EXIT_USAGE);
+  }
+  process.stdin.pause(); // opened before the lockdown
+  lockdown();
+  if (opts.selfTest) {
+    selfTest(opts);
+    return;
+  }
+  process.on("unhandledRejection", () => { /* decided by the requests' own promises */ });
+  process.on("uncaughtException", (e) => {
+    diag("internal error: " + (e && e.stack || e));
+    process.exit(EXIT_FAILURE);
+  });
+  try {
+    let code = fs.readFileSync(opts.bundle, "utf8");
+    if (versionLess(opts.coreVersion, "3.0.57")) code = patchOldCallerFile(code);
+    bundleSource = code;
+  } catch (e) {
+    diag(`loading @dataform/core: ${e.message}`);
+    process.exit(EXIT_FAILURE);
+  }
+  const server = new Server(opts);
+  try {
+    server.spares.push(server.newRuntime(opts.root));
+  } catch (e) {
+    diag("preparing a runtime: " + e.message);
+    process.exit(EXIT_FAILURE);
+  }
+  sendHello(opts, performance.now() * 1000);
+  readFrames(opts.maxFrame, (f) => server.onFrame(f));
+  process.stdin.resume();
+  server.prepareSpares();
+}
+
+if (require.main === module) main();
+
+module.exports = { contextPrelude, decodeFrame, varint, fields, clean, ProjectFiles };
