@@ -76,7 +76,12 @@ func NewPooledWith(pools *jit.Pools, opts PooledOptions) RunnerFactory {
 				log.Info("compiling on the "+engine+" engine", "project", p.Root)
 			}
 		}
-		if err := jitPool.Prewarm(ctx); err != nil {
+		prewarm := jitPool.Prewarm
+		if r.pool != jitPool {
+			// JiT previews only: one warm worker, more on demand.
+			prewarm = jitPool.PrewarmMin
+		}
+		if err := prewarm(ctx); err != nil {
 			log.Warn("prewarming workers failed; they start on first use", "err", err)
 		}
 		return r, nil

@@ -215,12 +215,23 @@ func (p *Pool) Options() PoolOptions { return p.opts }
 // until they are ready (have compiled core and prepared a runtime) or ctx
 // ends; workers still starting then join the pool when ready.
 func (p *Pool) Prewarm(ctx context.Context) error {
+	return p.prewarm(ctx, p.opts.Workers)
+}
+
+// PrewarmMin is Prewarm up to MinWorkers: for a pool whose requests are
+// rare (JiT previews of a project whose compiles run elsewhere), the
+// others start on demand.
+func (p *Pool) PrewarmMin(ctx context.Context) error {
+	return p.prewarm(ctx, p.opts.MinWorkers)
+}
+
+func (p *Pool) prewarm(ctx context.Context, target int) error {
 	if !p.enter() {
 		return ErrClosed
 	}
 	defer p.inflight.Done()
 	p.mu.Lock()
-	n := max(0, p.opts.Workers-p.live)
+	n := max(0, target-p.live)
 	p.live += n
 	starts := make([]*pendingStart, n)
 	for i := range starts {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/dfdtools/dfd/daemon"
 	"github.com/dfdtools/dfd/jit"
+	"github.com/dfdtools/dfd/jit/nodeworker"
+	"github.com/dfdtools/dfd/project"
 )
 
 // runServe is `dfd serve`: the language server on stdin/stdout.
@@ -23,6 +25,8 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	debounce := fs.Duration("debounce", 0, "delay between an edit and the recompile (default 150ms)")
 	inProcess := fs.Bool("in-process", false, "run @dataform/core inside the daemon instead of in dfd worker processes (debugging)")
 	workers := fs.Int("workers", 0, "worker processes per project (default: half the CPUs, at least 2)")
+	engineName := fs.String("engine", daemon.EngineAuto, "where compiles run: goja (dfd's own engine), node (a Node.js worker, needs node >= 20), "+
+		"or auto (node for projects of "+fmt.Sprint(daemon.DefaultNodeMinFiles)+" source files or more when node is installed); JiT code always runs on goja")
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd serve [--stdio] [-v]")
 		fmt.Fprintln(env.stderr, "Runs the Dataform language server on stdin/stdout (LSP). Logs go to stderr.")
@@ -48,13 +52,51 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	if !*inProcess {
 		// Workers: a runaway compile or JiT preview costs a process, never
 		// the daemon, and each project keeps warm ones ready.
-		pools := jit.NewPools(jit.PoolOptions{Workers: *workers, Command: workerCommand,
-			TranspileCache: transpileCacheDir(env), Logger: log.With("component", "jit")})
+		popts := jit.PoolOptions{Workers: *workers, Command: workerCommand,
+			TranspileCache: transpileCacheDir(env), Logger: log.With("component", "jit")}
+		switch *engineName {
+		case daemon.EngineGoja:
+		case daemon.EngineNode, daemon.EngineAuto:
+			if nodeEngine, err := nodeEngineCommand(); err == nil {
+				popts.Engines = map[string]jit.EngineCommand{jit.EngineNode: nodeEngine}
+			} else if *engineName == daemon.EngineNode {
+				fmt.Fprintf(env.stderr, "dfd serve: --engine=node: %v\n", err)
+				return 2
+			} else {
+				log.Info("compiling on goja only", "reason", err)
+			}
+		default:
+			fmt.Fprintf(env.stderr, "dfd serve: --engine must be goja, node or auto, not %q\n", *engineName)
+			return 2
+		}
+		pools := jit.NewPools(popts)
 		defer pools.Close()
-		opts.Backend.NewRunner = daemon.NewPooled(pools)
+		opts.Backend.NewRunner = daemon.NewPooledWith(pools, daemon.PooledOptions{Engine: *engineName})
 	}
 	start := time.Now()
 	code := daemon.Serve(ctx, env.stdin, env.stdout, opts)
 	log.Info("dfd serve exiting", "code", code, "uptime", time.Since(start).Round(time.Millisecond))
 	return code
+}
+
+// nodeEngineCommand is how pools start Node.js workers, when a suitable
+// node is installed: its script is written under dfd's cache directory.
+func nodeEngineCommand() (jit.EngineCommand, error) {
+	if _, _, err := nodeworker.FindNode(); err != nil {
+		return nil, err
+	}
+	dir, err := project.CacheDir()
+	if err != nil {
+		return nil, err
+	}
+	return func(root, bundlePath string) ([]string, error) {
+		cmd, err := nodeworker.Command(dir, root, bundlePath)
+		if err != nil {
+			return nil, err
+		}
+		// V8's own heap ceiling, as goja workers have jit.DefaultMemoryLimit:
+		// a runaway compile crashes that worker, which the pool replaces.
+		last := len(cmd) - 1
+		return append(append(cmd[:last:last], nodeworker.HeapFlag(jit.DefaultMemoryLimit)), cmd[last]), nil
+	}, nil
 }
