@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/daemon"
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/graphjson"
 	"github.com/dfdtools/dfd/jit"
@@ -47,7 +48,8 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 	asJSON := fs.Bool("json", false, "print the compiled graph as JSON, as `dataform compile --json` does")
 	timeout := fs.String("timeout", "", "time allowed for compilation, e.g. 30s, 2m (default 60s, as the CLI)")
 	quiet := fs.Bool("quiet", false, "print counts only")
-	engineName := fs.String("engine", engineGoja, "JavaScript engine: goja (in process) or node (a Node.js ≥ 20 worker, sandboxed; faster on large projects)")
+	engineName := fs.String("engine", engineAuto, "JavaScript engine: goja (in process), node (a Node.js ≥ 20 worker, sandboxed; faster on large projects), "+
+		"or auto (node for projects of "+fmt.Sprint(daemon.DefaultNodeMinFiles)+" source files or more when node is installed, else goja)")
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd compile [DIR] [flags]")
@@ -82,8 +84,8 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 	}
 
-	if *engineName != engineGoja && *engineName != engineNode {
-		fmt.Fprintf(env.stderr, "dfd compile: --engine: %q is not an engine (goja, node)\n", *engineName)
+	if *engineName != engineGoja && *engineName != engineNode && *engineName != engineAuto {
+		fmt.Fprintf(env.stderr, "dfd compile: --engine: %q is not an engine (goja, node, auto)\n", *engineName)
 		return 2
 	}
 
@@ -115,8 +117,9 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 
 // Engines of `dfd compile --engine`.
 const (
-	engineGoja = "goja"
-	engineNode = "node"
+	engineGoja = daemon.EngineGoja
+	engineNode = daemon.EngineNode
+	engineAuto = daemon.EngineAuto
 )
 
 // compileDir opens the project in dir, resolves its core and compiles it.
@@ -136,6 +139,12 @@ func compileDirWith(ctx context.Context, env *cmdEnv, dir string, opts compile.O
 	core, err := resolver.Resolve(ctx, p)
 	if err != nil {
 		return nil, nil, err
+	}
+	if engineName == engineAuto {
+		engineName = engineGoja
+		if paths, err := p.FilePaths(); err == nil && len(paths) >= daemon.DefaultNodeMinFiles && nodeworker.Available() {
+			engineName = engineNode
+		}
 	}
 	if engineName == engineNode {
 		res, err := compileWithNode(ctx, env, p, core, opts)
