@@ -20,6 +20,11 @@ var preludeSource string
 //go:embed js/path.js
 var pathSource string
 
+// PathModuleSource is the `path` module core and project code get: an
+// expression evaluating to the module. Other hosts of core (the Node.js
+// worker) offer the same one.
+func PathModuleSource() string { return pathSource }
+
 var (
 	compileShimsOnce sync.Once
 	preludeProgram   *goja.Program

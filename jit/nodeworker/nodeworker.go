@@ -26,12 +26,20 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dfdtools/dfd/engine"
 )
 
 //go:embed worker.js
-var script []byte
+var workerSource string
 
-// Script is the worker's source.
+// pathMarker is where worker.js gets engine/js/path.js: the Node worker
+// offers core and project code the same `path` module as goja does.
+const pathMarker = "/*@@ENGINE_PATH_JS@@*/\n"
+
+var script = []byte(strings.Replace(workerSource, pathMarker, engine.PathModuleSource(), 1))
+
+// Script is the worker's source, as written to disk.
 func Script() []byte { return script }
 
 // MinNodeMajor is the oldest Node.js major version the worker runs on: it

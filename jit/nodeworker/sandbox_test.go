@@ -310,7 +310,8 @@ func TestFindNode(t *testing.T) {
 	}
 }
 
-// TestPathModuleInSync: the worker embeds engine/js/path.js verbatim.
+// TestPathModuleInSync: the script dfd writes carries engine/js/path.js
+// verbatim (and no marker is left over).
 func TestPathModuleInSync(t *testing.T) {
 	want, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "engine", "js", "path.js"))
 	if err != nil {
@@ -320,7 +321,10 @@ func TestPathModuleInSync(t *testing.T) {
 	const begin, end = "// BEGIN engine/js/path.js\n", "// END engine/js/path.js"
 	i, j := strings.Index(s, begin), strings.Index(s, end)
 	if i < 0 || j < 0 || s[i+len(begin):j] != string(want) {
-		t.Fatal("worker.js's copy of engine/js/path.js is out of date: copy the file between the BEGIN and END lines")
+		t.Fatal("the worker script does not carry engine/js/path.js between the BEGIN and END lines")
+	}
+	if strings.Contains(s, "@@ENGINE_PATH_JS@@") {
+		t.Fatal("the path module marker was not replaced")
 	}
 }
 
