@@ -7,24 +7,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/internal/jitprobe"
 	"github.com/dfdtools/dfd/internal/testenv"
 	"github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"
@@ -53,219 +50,7 @@ var jitCores = []string{"3.0.62", "3.0.59"}
 // of user code; it ends up in the CLI's jitCode (testdata/README.md).
 var vm2Catch = regexp.MustCompile(`[A-Za-z_$][\w$]*=VM2_INTERNAL_STATE_DO_NOT_USE_OR_PROGRAM_WILL_FAIL\.handleException\([A-Za-z_$][\w$]*\);`)
 
-// engineError matches errors whose wording belongs to the JavaScript engine.
-// Node adds a code to some: "TypeError [ERR_INVALID_ARG_TYPE]: …".
-var engineError = regexp.MustCompile(`^(SyntaxError|TypeError|ReferenceError|RangeError)( \[[A-Z_]+\])?:`)
-
-// previewStart is the execution start time of preview execution data.
-var previewStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-
 // --- A scripted warehouse ---------------------------------------------------
-
-// jitWarehouse answers DbAdapter calls the way dfd's BigQuery adapter does:
-// metadata with nested fields, rows in BigQuery's raw f/v form as
-// google.protobuf.Struct plus schema fields, NOT_FOUND errors for unknown
-// tables and datasets, and a permission error for one table.
-type jitWarehouse struct {
-	tables map[string]*dataformpb.TableMetadata // by database.schema.name
-}
-
-func metaField(name string, p dataformpb.Field_Primitive, repeated bool) *dataformpb.Field {
-	f := &dataformpb.Field{Name: name, Type: &dataformpb.Field_Primitive_{Primitive: p}}
-	if repeated {
-		f.Flags = []dataformpb.Field_Flag{dataformpb.Field_REPEATED}
-	}
-	return f
-}
-
-func metaRecord(name string, fields ...*dataformpb.Field) *dataformpb.Field {
-	return &dataformpb.Field{Name: name, Type: &dataformpb.Field_Struct{Struct: &dataformpb.Fields{Fields: fields}}}
-}
-
-func newJitWarehouse(now time.Time) *jitWarehouse {
-	const (
-		str = dataformpb.Field_STRING
-		i64 = dataformpb.Field_INTEGER
-		ts  = dataformpb.Field_TIMESTAMP
-		day = dataformpb.Field_DATE
-	)
-	ago := func(d time.Duration) int64 { return now.Add(-d).UnixMilli() }
-	w := &jitWarehouse{tables: map[string]*dataformpb.TableMetadata{}}
-	add := func(db, schema, name string, typ dataformpb.TableMetadata_Type, updated int64, fields ...*dataformpb.Field) *dataformpb.TableMetadata {
-		m := &dataformpb.TableMetadata{
-			Target:            jitTarget(db, schema, name),
-			Type:              typ,
-			Fields:            fields,
-			LastUpdatedMillis: updated,
-		}
-		w.tables[db+"."+schema+"."+name] = m
-		return m
-	}
-	raw := add("acme-collector", "landing", "raw_clicks", dataformpb.TableMetadata_TABLE, ago(time.Hour),
-		metaField("click_id", str, false), metaField("visitor_id", str, false), metaField("clicked_at", ts, false),
-		metaField("country", str, false), metaField("campaign_id", str, false),
-		metaRecord("device", metaField("type", str, false), metaField("os", str, false),
-			metaRecord("screen", metaField("width", i64, false), metaField("height", i64, false))),
-		metaField("tags", str, true))
-	raw.Description = "Raw click events, streamed by the collector."
-	raw.Labels = map[string]string{"source": "collector", "pii": "none"}
-	raw.Bigquery = &dataformpb.TableMetadata_BigQuery{HasStreamingBuffer: true}
-	add("acme-clickstream", "clicks", "campaigns", dataformpb.TableMetadata_TABLE, ago(48*time.Hour),
-		metaField("campaign_id", str, false), metaField("name", str, false), metaField("started_on", day, false))
-	add("acme-clickstream", "clicks", "daily_clicks", dataformpb.TableMetadata_TABLE, ago(20*time.Hour),
-		metaField("click_date", day, false), metaField("country", str, false), metaField("campaign_name", str, false), metaField("clicks", i64, false))
-	add("acme-clickstream", "clicks", "click_sessions", dataformpb.TableMetadata_TABLE, ago(19*time.Hour),
-		metaField("session_id", i64, false), metaField("session_date", day, false), metaField("visitor_id", str, false), metaField("clicks", i64, false))
-	add("acme-clickstream", "clicks", "top_countries", dataformpb.TableMetadata_VIEW, ago(30*24*time.Hour),
-		metaField("country", str, false), metaField("clicks", i64, false))
-	add("acme-clickstream", "clicks", "scratch_old_1", dataformpb.TableMetadata_TABLE, ago(30*24*time.Hour), metaField("x", i64, false))
-	add("acme-clickstream", "clicks", "scratch_locked", dataformpb.TableMetadata_TABLE, ago(60*24*time.Hour), metaField("x", i64, false))
-	add("acme-clickstream", "clicks", "scratch_fresh", dataformpb.TableMetadata_TABLE, ago(time.Hour), metaField("x", i64, false))
-	return w
-}
-
-func bqRow(cells ...any) *structpb.Struct {
-	f := make([]any, len(cells))
-	for i, c := range cells {
-		f[i] = map[string]any{"v": c}
-	}
-	s, err := structpb.NewStruct(map[string]any{"f": f})
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
-
-func (w *jitWarehouse) call(_ context.Context, method string, req []byte) ([]byte, error) {
-	switch method {
-	case "GetTable":
-		var r dataformpb.GetTableRequest
-		if err := proto.Unmarshal(req, &r); err != nil {
-			return nil, fmt.Errorf("INVALID_ARGUMENT: %w", err)
-		}
-		t := r.GetTarget()
-		m, ok := w.tables[t.GetDatabase()+"."+t.GetSchema()+"."+t.GetName()]
-		if !ok {
-			return nil, fmt.Errorf("NOT_FOUND: Not found: Table %s:%s.%s", t.GetDatabase(), t.GetSchema(), t.GetName())
-		}
-		return proto.Marshal(m)
-	case "ListTables":
-		var r dataformpb.ListTablesRequest
-		if err := proto.Unmarshal(req, &r); err != nil {
-			return nil, fmt.Errorf("INVALID_ARGUMENT: %w", err)
-		}
-		if r.GetDatabase() == "" {
-			return nil, errors.New("INVALID_ARGUMENT: ListTablesRequest.database must be supplied")
-		}
-		var resp dataformpb.ListTablesResponse
-		for _, m := range w.tables {
-			if m.GetTarget().GetDatabase() == r.GetDatabase() && m.GetTarget().GetSchema() == r.GetSchema() {
-				resp.Tables = append(resp.Tables, m)
-			}
-		}
-		if len(resp.Tables) == 0 {
-			return nil, fmt.Errorf("NOT_FOUND: Not found: Dataset %s:%s", r.GetDatabase(), r.GetSchema())
-		}
-		sort.Slice(resp.Tables, func(i, j int) bool {
-			return resp.Tables[i].GetTarget().GetName() < resp.Tables[j].GetTarget().GetName()
-		})
-		return proto.Marshal(&resp)
-	case "DeleteTable":
-		var r dataformpb.DeleteTableRequest
-		if err := proto.Unmarshal(req, &r); err != nil {
-			return nil, fmt.Errorf("INVALID_ARGUMENT: %w", err)
-		}
-		t := r.GetTarget()
-		key := t.GetDatabase() + "." + t.GetSchema() + "." + t.GetName()
-		if _, ok := w.tables[key]; !ok {
-			return nil, fmt.Errorf("NOT_FOUND: Not found: Table %s:%s.%s", t.GetDatabase(), t.GetSchema(), t.GetName())
-		}
-		if t.GetName() == "scratch_locked" {
-			return nil, fmt.Errorf("PERMISSION_DENIED: Access Denied: Table %s:%s.%s: Permission bigquery.tables.delete denied", t.GetDatabase(), t.GetSchema(), t.GetName())
-		}
-		// google.protobuf.Empty; the engine sends nil as empty bytes.
-		return nil, nil
-	case "Execute":
-		var r dataformpb.ExecuteRequest
-		if err := proto.Unmarshal(req, &r); err != nil {
-			return nil, fmt.Errorf("INVALID_ARGUMENT: %w", err)
-		}
-		return w.execute(&r)
-	}
-	return nil, fmt.Errorf("UNIMPLEMENTED: unknown DbAdapter method %s", method)
-}
-
-func (w *jitWarehouse) execute(r *dataformpb.ExecuteRequest) ([]byte, error) {
-	s := r.GetStatement()
-	if strings.Contains(s, "FAIL_ME") {
-		return nil, errors.New(`INVALID_ARGUMENT: Syntax error: Unexpected identifier "FAIL_ME" at [1:8]`)
-	}
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	resp := &dataformpb.ExecuteResponse{ExecutionMetadata: &dataformpb.ExecutionMetadata{Bigquery: &dataformpb.ExecutionMetadata_BigqueryMetadata{
-		JobId: fmt.Sprintf("dataform_%016x", h.Sum64()), TotalBytesProcessed: 10485760, TotalBytesBilled: 10485760,
-	}}}
-	switch {
-	case strings.Contains(s, "AVG(clicks)"):
-		resp.SchemaFields = []*dataformpb.Field{metaField("avg_clicks", dataformpb.Field_FLOAT, false)}
-		resp.Rows = []*structpb.Struct{bqRow("1234.5")}
-	case strings.Contains(s, "COUNT(*)"):
-		resp.SchemaFields = []*dataformpb.Field{metaField("n", dataformpb.Field_INTEGER, false)}
-		resp.Rows = []*structpb.Struct{bqRow("42")}
-	case strings.Contains(s, "SELECT *") && strings.Contains(s, "raw_clicks"):
-		// A nested RECORD, a REPEATED column and a NULL, as BigQuery's REST
-		// API returns them.
-		resp.SchemaFields = []*dataformpb.Field{
-			metaField("click_id", dataformpb.Field_STRING, false),
-			metaRecord("device", metaField("type", dataformpb.Field_STRING, false), metaField("os", dataformpb.Field_STRING, false)),
-			metaField("tags", dataformpb.Field_STRING, true),
-			metaField("campaign_id", dataformpb.Field_STRING, false),
-		}
-		resp.Rows = []*structpb.Struct{
-			bqRow("c-1", map[string]any{"f": []any{map[string]any{"v": "mobile"}, map[string]any{"v": "ios"}}},
-				[]any{map[string]any{"v": "promo"}, map[string]any{"v": "spring"}}, "c-001"),
-			bqRow("c-2", map[string]any{"f": []any{map[string]any{"v": "desktop"}, map[string]any{"v": nil}}}, []any{}, nil),
-			bqRow("c-3", nil, []any{}, nil),
-		}
-	}
-	if !r.GetFetchResults() {
-		resp.Rows = nil
-	} else if l := r.GetRowLimit(); l > 0 && int64(len(resp.Rows)) > l {
-		resp.Rows = resp.Rows[:l]
-	}
-	return proto.Marshal(resp)
-}
-
-// recordedCall is one recorded DbAdapter call, in the oracle's JSON form.
-type recordedCall struct {
-	Method   string  `json:"method"`
-	Request  string  `json:"request"`
-	Response *string `json:"response,omitempty"`
-	Error    *string `json:"error,omitempty"`
-}
-
-// jitRecorder answers calls with next and records each call and its answer.
-type jitRecorder struct {
-	next  engine.RPC
-	mu    sync.Mutex
-	calls []recordedCall
-}
-
-func (r *jitRecorder) rpc(ctx context.Context, method string, req []byte) ([]byte, error) {
-	resp, err := r.next(ctx, method, req)
-	c := recordedCall{Method: method, Request: base64.StdEncoding.EncodeToString(req)}
-	if err != nil {
-		msg := err.Error()
-		c.Error = &msg
-	} else {
-		s := base64.StdEncoding.EncodeToString(resp)
-		c.Response = &s
-	}
-	r.mu.Lock()
-	r.calls = append(r.calls, c)
-	r.mu.Unlock()
-	return resp, err
-}
 
 // --- Running both sides -----------------------------------------------------
 
@@ -274,32 +59,6 @@ type jitOutcome struct {
 	response []byte
 	err      string // "" on success
 	calls    []string
-}
-
-type oracleBuild struct {
-	Graph   string  `json:"graph"`
-	Target  string  `json:"target"`
-	JitCode *string `json:"jitCode,omitempty"`
-}
-
-type oracleInput struct {
-	Request string         `json:"request,omitempty"`
-	Build   *oracleBuild   `json:"build,omitempty"`
-	Answers []recordedCall `json:"answers"`
-	// CLIWorker is the project directory when the request is to run in the
-	// official CLI's JiT worker.
-	CLIWorker string `json:"cliWorker,omitempty"`
-}
-
-type oracleOutput struct {
-	Request  string  `json:"request"`
-	Response *string `json:"response"`
-	Error    *string `json:"error"` // null: the CLI's worker sent no message
-	Calls    []struct {
-		Method  string `json:"method"`
-		Request string `json:"request"`
-	} `json:"calls"`
-	Unexpected []string `json:"unexpected"`
 }
 
 // jitEnv is one compiled fixture with what both sides need.
@@ -322,10 +81,10 @@ func (e *jitEnv) runDFD(t *testing.T, req []byte) (jitOutcome, []recordedCall) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &jitRecorder{next: e.warehouse.call}
+	rec := &jitRecorder{Next: e.warehouse.Call}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	resp, err := rt.JitCompile(ctx, e.files, req, rec.rpc)
+	resp, err := rt.JitCompile(ctx, e.files, req, rec.RPC)
 	o := jitOutcome{response: resp}
 	if err != nil {
 		var se *engine.ScriptError
@@ -334,10 +93,10 @@ func (e *jitEnv) runDFD(t *testing.T, req []byte) (jitOutcome, []recordedCall) {
 		}
 		o.err = se.Message
 	}
-	for _, c := range rec.calls {
+	for _, c := range rec.Calls {
 		o.calls = append(o.calls, c.Method+" "+c.Request)
 	}
-	return o, rec.calls
+	return o, rec.Calls
 }
 
 func (e *jitEnv) runOracle(t *testing.T, in oracleInput) (jitOutcome, oracleOutput) {
@@ -382,22 +141,6 @@ func (e *jitEnv) runOracle(t *testing.T, in oracleInput) (jitOutcome, oracleOutp
 	return o, out
 }
 
-// noWorkerMessage stands for the error of the CLI's worker when JiT code throws
-// something that is not an Error: it sends `e.stack || e.message`, which is
-// undefined then (jit_worker.ts:113), and the runner reports an empty
-// message.
-const noWorkerMessage = "<no message>"
-
-// sameError compares error messages, ignoring the wording of engine-made
-// errors but not their class.
-func sameError(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ma, mb := engineError.FindStringSubmatch(a), engineError.FindStringSubmatch(b)
-	return ma != nil && mb != nil && ma[1] == mb[1]
-}
-
 // stackFrame starts the first frame line of a V8 stack.
 var stackFrame = regexp.MustCompile(`\n\s+at `)
 
@@ -408,12 +151,6 @@ func workerError(s string) string {
 		return s[:loc[0]]
 	}
 	return s
-}
-
-func sortedStrings(s []string) []string {
-	c := append([]string(nil), s...)
-	sort.Strings(c)
-	return c
 }
 
 // diffOutcomes lists how what dfd made of a request differs from what the
@@ -591,17 +328,6 @@ func (e *jitEnv) run(t *testing.T, c jitCase, st *jitStats) jitOutcome {
 	return got
 }
 
-func decodeResponse(b []byte) string {
-	if b == nil {
-		return "<none>"
-	}
-	var r dataformpb.JitCompilationResponse
-	if err := proto.Unmarshal(b, &r); err != nil {
-		return fmt.Sprintf("<undecodable %x: %v>", b, err)
-	}
-	return prototext.Format(&r)
-}
-
 // cliJitCodes compiles root with the official CLI and returns the jitCode
 // of each action by database.schema.name.
 func cliJitCodes(t *testing.T, node, root string) map[string]string {
@@ -636,72 +362,43 @@ func cliJitCodes(t *testing.T, node, root string) map[string]string {
 	return out
 }
 
-// Test-local JiT code, run on the fixture's actions (their targets and
-// dependencies), for what the fixture's own code does not reach: every jctx
-// member in one response, nested metadata, raw f/v rows, uncaught adapter
-// errors of each method, core errors, engine errors, non-Error throws,
-// synchronous throws and code that never settles.
+// The scripted warehouse, recorder, oracle JSON and probe programs are shared
+// with package jit/nodeworker (internal/jitprobe); short local names keep the cases readable.
+type (
+	jitWarehouse = jitprobe.Warehouse
+	recordedCall = jitprobe.RecordedCall
+	jitRecorder  = jitprobe.Recorder
+	oracleBuild  = jitprobe.OracleBuild
+	oracleInput  = jitprobe.OracleInput
+	oracleOutput = jitprobe.OracleOutput
+)
+
+var (
+	engineError     = jitprobe.EngineError
+	previewStart    = jitprobe.PreviewStart
+	newJitWarehouse = jitprobe.NewWarehouse
+	sameError       = jitprobe.SameError
+	sortedStrings   = jitprobe.SortedStrings
+	decodeResponse  = jitprobe.DecodeResponse
+)
+
 const (
-	probeEverything = `async (jctx) => {
-  const describeField = (f) => f.name + ":" + (f.struct ? "{" + f.struct.fields.map(describeField).join(",") + "}" : f.primitive) + ((f.flags || []).length ? "[]" : "");
-  const meta = await jctx.adapter.getTable({ target: { database: "acme-collector", schema: "landing", name: "raw_clicks" } });
-  const listing = await jctx.adapter.listTables({ database: jctx.database(), schema: jctx.schema() });
-  const sample = await jctx.adapter.execute({ statement: "SELECT * FROM " + jctx.ref("raw_clicks") + " LIMIT 2", fetchResults: true, rowLimit: 2 });
-  const cells = sample.rows.map(r => r.fields.f.listValue.values.map(c => JSON.stringify(c.structValue.fields.v)).join("|"));
-  const count = await jctx.adapter.execute({ statement: "SELECT COUNT(*) AS n FROM " + jctx.self(), fetchResults: true, rowLimit: 1 });
-  const n = count.rows[0].fields.f.listValue.values[0].structValue.fields.v.stringValue;
-  await jctx.adapter.deleteTable({ target: { database: jctx.database(), schema: jctx.schema(), name: "scratch_old_1" } });
-  let deleteError = null;
-  try {
-    await jctx.adapter.deleteTable({ target: { database: jctx.database(), schema: jctx.schema(), name: "scratch_locked" } });
-  } catch (e) {
-    deleteError = e.message;
-  }
-  const facts = {
-    self: jctx.self(), name: jctx.name(), schema: jctx.schema(), database: jctx.database(),
-    ref: jctx.ref("raw_clicks"), refSchemaName: jctx.ref("landing", "raw_clicks"), refObject: jctx.ref({ schema: "clicks", name: "campaigns" }),
-    resolve: jctx.resolve("campaigns"), when: [jctx.when(jctx.incremental(), "inc", "full"), jctx.when(true, "yes"), jctx.when(false, "no")],
-    data: jctx.data, dataKeys: Object.keys(jctx.data), executionData: jctx.executionData,
-    fields: meta.fields.map(describeField), description: meta.description, labels: meta.labels, type: meta.type,
-    lastUpdatedMillis: String(meta.lastUpdatedMillis), streaming: meta.bigquery.hasStreamingBuffer,
-    tables: listing.tables.map(t => t.target.name + "@" + typeof t.lastUpdatedMillis),
-    cells, schemaFields: sample.schemaFields.map(describeField), n,
-    job: count.executionMetadata.bigquery.jobId, bytes: String(count.executionMetadata.bigquery.totalBytesProcessed),
-    deleteError
-  };
-  return { query: "SELECT " + JSON.stringify(facts), preOps: ["-- pre " + jctx.self()], postOps: ["-- post " + jctx.name()] };
-}`
-	probeIncremental = `async (jctx) => {
-  const meta = await jctx.adapter.getTable({ target: { database: jctx.database(), schema: jctx.schema(), name: jctx.name() } });
-  const cols = meta.fields.map(f => f.name).join(", ");
-  return {
-    query: jctx.when(jctx.incremental(),
-      "SELECT " + cols + " FROM " + jctx.ref("raw_clicks") + " WHERE ts > (SELECT MAX(ts) FROM " + jctx.self() + ")",
-      "SELECT " + cols + " FROM " + jctx.resolve("daily_clicks")),
-    preOps: jctx.incremental() ? ["-- incremental " + JSON.stringify(jctx.executionData)] : []
-  };
-}`
-	probeCaughtExecute = `async (jctx) => {
-  let note = "ok";
-  try {
-    await jctx.adapter.execute({ statement: "SELECT FAIL_ME", fetchResults: true });
-  } catch (e) {
-    note = e.message;
-  }
-  return "SELECT 1 AS failed FROM " + jctx.ref("daily_clicks") + " WHERE " + JSON.stringify(note) + " IS NULL";
-}`
-	probeOperationArray  = `async (jctx) => [jctx.self(), "SELECT " + JSON.stringify(jctx.data.markets.countries)]`
-	probeUncaughtGet     = `async (jctx) => { const t = await jctx.adapter.getTable({ target: { database: jctx.database(), schema: jctx.schema(), name: "no_such_table" } }); return ["SELECT " + t.fields.length]; }`
-	probeUncaughtList    = `async (jctx) => { const l = await jctx.adapter.listTables({ database: jctx.database(), schema: "no_such_dataset" }); return ["SELECT " + l.tables.length]; }`
-	probeUncaughtExecute = `async (jctx) => (await jctx.adapter.execute({ statement: "SELECT FAIL_ME" })).rows.length + ""`
-	probeUncaughtDelete  = `async (jctx) => { await jctx.adapter.deleteTable({ target: { database: jctx.database(), schema: jctx.schema(), name: "scratch_locked" } }); return "SELECT 1"; }`
-	probeUndeclaredRef   = `async (jctx) => "SELECT * FROM " + jctx.ref("top_countries")`
-	probeTypeError       = `async (jctx) => "SELECT " + jctx.executionData.runTargets.length`
-	probeThrowString     = `async () => { throw "no partition column"; }`
-	probeThrowError      = `async (jctx) => { await jctx.adapter.listTables({ database: jctx.database(), schema: jctx.schema() }); throw new RangeError("lookback " + jctx.data.lookback_days + " out of range"); }`
-	probeSyntaxError     = `async (jctx) => { return 'x' +; }`
-	probeNeverSettles    = `async (jctx) => { await new Promise(() => {}); return "SELECT 1"; }`
-	probeNonStringQuery  = `async (jctx) => ({ query: "SELECT 1", preOps: [{ sql: "SELECT 0" }] })`
+	noWorkerMessage      = jitprobe.NoWorkerMessage
+	probeEverything      = jitprobe.ProbeEverything
+	probeIncremental     = jitprobe.ProbeIncremental
+	probeCaughtExecute   = jitprobe.ProbeCaughtExecute
+	probeOperationArray  = jitprobe.ProbeOperationArray
+	probeUncaughtGet     = jitprobe.ProbeUncaughtGet
+	probeUncaughtList    = jitprobe.ProbeUncaughtList
+	probeUncaughtExecute = jitprobe.ProbeUncaughtExecute
+	probeUncaughtDelete  = jitprobe.ProbeUncaughtDelete
+	probeUndeclaredRef   = jitprobe.ProbeUndeclaredRef
+	probeTypeError       = jitprobe.ProbeTypeError
+	probeThrowString     = jitprobe.ProbeThrowString
+	probeThrowError      = jitprobe.ProbeThrowError
+	probeSyntaxError     = jitprobe.ProbeSyntaxError
+	probeNeverSettles    = jitprobe.ProbeNeverSettles
+	probeNonStringQuery  = jitprobe.ProbeNonStringQuery
 )
 
 func TestJitParity(t *testing.T) {

@@ -174,10 +174,10 @@ func TestJitParity(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					grec := &jitRecorder{next: warehouse.call}
+					grec := &jitRecorder{Next: warehouse.Call}
 					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 					defer cancel()
-					gresp, gerr := rt.JitCompile(ctx, files, reqBytes, grec.rpc)
+					gresp, gerr := rt.JitCompile(ctx, files, reqBytes, grec.RPC)
 					gmsg := ""
 					if gerr != nil {
 						var se *engine.ScriptError
@@ -186,13 +186,13 @@ func TestJitParity(t *testing.T) {
 						}
 						gmsg = se.Message
 					}
-					gojaOut := outcomeOf(gresp, gmsg, grec.calls)
+					gojaOut := outcomeOf(gresp, gmsg, grec.Calls)
 
 					// The node worker.
 					// The node worker gets goja's answers, byte for byte (the
 					// warehouse's protobuf maps are encoded in random order).
 					answers := map[string]recordedCall{}
-					for _, cl := range grec.calls {
+					for _, cl := range grec.Calls {
 						if _, ok := answers[cl.Method+" "+cl.Request]; !ok {
 							answers[cl.Method+" "+cl.Request] = cl
 						}
@@ -201,15 +201,15 @@ func TestJitParity(t *testing.T) {
 						cl, ok := answers[method+" "+base64.StdEncoding.EncodeToString(req)]
 						if !ok {
 							t.Errorf("the node worker made a call goja did not: %s", method)
-							return warehouse.call(ctx, method, req)
+							return warehouse.Call(ctx, method, req)
 						}
 						if cl.Error != nil {
 							return nil, errors.New(*cl.Error)
 						}
 						return base64.StdEncoding.DecodeString(*cl.Response)
 					}
-					nrec := &jitRecorder{next: replay}
-					nres, nerr := pool.Jit(ctx, jit.JitJob{Request: reqBytes}, nrec.rpc)
+					nrec := &jitRecorder{Next: replay}
+					nres, nerr := pool.Jit(ctx, jit.JitJob{Request: reqBytes}, nrec.RPC)
 					nmsg := ""
 					var nresp []byte
 					if nerr != nil {
@@ -221,10 +221,10 @@ func TestJitParity(t *testing.T) {
 					} else {
 						nresp = nres.Response
 					}
-					nodeOut := outcomeOf(nresp, nmsg, nrec.calls)
+					nodeOut := outcomeOf(nresp, nmsg, nrec.Calls)
 
 					// The oracle: plain Node, goja's recorded answers.
-					in := oracleInput{Request: base64.StdEncoding.EncodeToString(reqBytes), Answers: grec.calls}
+					in := oracleInput{Request: base64.StdEncoding.EncodeToString(reqBytes), Answers: grec.Calls}
 					if in.Answers == nil {
 						in.Answers = []recordedCall{}
 					}
@@ -278,7 +278,7 @@ func TestJitParity(t *testing.T) {
 					if nodeOut.err == "" && bytes.Equal(nodeOut.response, gojaOut.response) {
 						identicalToGoja++
 					}
-					for _, cl := range nrec.calls {
+					for _, cl := range nrec.Calls {
 						methods[cl.Method]++
 					}
 					if nodeOut.err != "" && nodeOut.err != gojaOut.err {

@@ -1,8 +1,10 @@
-package nodeworker_test
-
-// Copied from compile/jit_parity_test.go (package compile_test, which other
-// packages cannot import): the scripted warehouse, the recorder, the oracle's
-// JSON and the probe programs. Keep in step with that file.
+// Package jitprobe is test support shared by the JiT parity tests of
+// package compile (goja against core's jitCompiler in Node) and package
+// jit/nodeworker (the Node.js worker against goja): a scripted warehouse that
+// answers DbAdapter calls as dfd's BigQuery adapter does, a recorder of calls
+// and answers in the JiT oracle's JSON form (compile/testdata/jit_oracle.js),
+// and probe programs that reach what the fixtures' own JiT code does not.
+package jitprobe
 
 import (
 	"context"
@@ -24,28 +26,28 @@ import (
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 
-func jitTarget(db, schema, name string) *dataformpb.Target {
+func Target(db, schema, name string) *dataformpb.Target {
 	return &dataformpb.Target{Database: db, Schema: schema, Name: name}
 }
 
-// engineError matches errors whose wording belongs to the JavaScript engine.
+// EngineError matches errors whose wording belongs to the JavaScript engine.
 // Node adds a code to some: "TypeError [ERR_INVALID_ARG_TYPE]: …".
-var engineError = regexp.MustCompile(`^(SyntaxError|TypeError|ReferenceError|RangeError)( \[[A-Z_]+\])?:`)
+var EngineError = regexp.MustCompile(`^(SyntaxError|TypeError|ReferenceError|RangeError)( \[[A-Z_]+\])?:`)
 
-// previewStart is the execution start time of preview execution data.
-var previewStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+// PreviewStart is the execution start time of preview execution data.
+var PreviewStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // --- A scripted warehouse ---------------------------------------------------
 
-// jitWarehouse answers DbAdapter calls the way dfd's BigQuery adapter does:
+// Warehouse answers DbAdapter calls the way dfd's BigQuery adapter does:
 // metadata with nested fields, rows in BigQuery's raw f/v form as
 // google.protobuf.Struct plus schema fields, NOT_FOUND errors for unknown
 // tables and datasets, and a permission error for one table.
-type jitWarehouse struct {
+type Warehouse struct {
 	tables map[string]*dataformpb.TableMetadata // by database.schema.name
 }
 
-func metaField(name string, p dataformpb.Field_Primitive, repeated bool) *dataformpb.Field {
+func MetaField(name string, p dataformpb.Field_Primitive, repeated bool) *dataformpb.Field {
 	f := &dataformpb.Field{Name: name, Type: &dataformpb.Field_Primitive_{Primitive: p}}
 	if repeated {
 		f.Flags = []dataformpb.Field_Flag{dataformpb.Field_REPEATED}
@@ -53,11 +55,11 @@ func metaField(name string, p dataformpb.Field_Primitive, repeated bool) *datafo
 	return f
 }
 
-func metaRecord(name string, fields ...*dataformpb.Field) *dataformpb.Field {
+func MetaRecord(name string, fields ...*dataformpb.Field) *dataformpb.Field {
 	return &dataformpb.Field{Name: name, Type: &dataformpb.Field_Struct{Struct: &dataformpb.Fields{Fields: fields}}}
 }
 
-func newJitWarehouse(now time.Time) *jitWarehouse {
+func NewWarehouse(now time.Time) *Warehouse {
 	const (
 		str = dataformpb.Field_STRING
 		i64 = dataformpb.Field_INTEGER
@@ -65,10 +67,10 @@ func newJitWarehouse(now time.Time) *jitWarehouse {
 		day = dataformpb.Field_DATE
 	)
 	ago := func(d time.Duration) int64 { return now.Add(-d).UnixMilli() }
-	w := &jitWarehouse{tables: map[string]*dataformpb.TableMetadata{}}
+	w := &Warehouse{tables: map[string]*dataformpb.TableMetadata{}}
 	add := func(db, schema, name string, typ dataformpb.TableMetadata_Type, updated int64, fields ...*dataformpb.Field) *dataformpb.TableMetadata {
 		m := &dataformpb.TableMetadata{
-			Target:            jitTarget(db, schema, name),
+			Target:            Target(db, schema, name),
 			Type:              typ,
 			Fields:            fields,
 			LastUpdatedMillis: updated,
@@ -77,29 +79,29 @@ func newJitWarehouse(now time.Time) *jitWarehouse {
 		return m
 	}
 	raw := add("acme-collector", "landing", "raw_clicks", dataformpb.TableMetadata_TABLE, ago(time.Hour),
-		metaField("click_id", str, false), metaField("visitor_id", str, false), metaField("clicked_at", ts, false),
-		metaField("country", str, false), metaField("campaign_id", str, false),
-		metaRecord("device", metaField("type", str, false), metaField("os", str, false),
-			metaRecord("screen", metaField("width", i64, false), metaField("height", i64, false))),
-		metaField("tags", str, true))
+		MetaField("click_id", str, false), MetaField("visitor_id", str, false), MetaField("clicked_at", ts, false),
+		MetaField("country", str, false), MetaField("campaign_id", str, false),
+		MetaRecord("device", MetaField("type", str, false), MetaField("os", str, false),
+			MetaRecord("screen", MetaField("width", i64, false), MetaField("height", i64, false))),
+		MetaField("tags", str, true))
 	raw.Description = "Raw click events, streamed by the collector."
 	raw.Labels = map[string]string{"source": "collector", "pii": "none"}
 	raw.Bigquery = &dataformpb.TableMetadata_BigQuery{HasStreamingBuffer: true}
 	add("acme-clickstream", "clicks", "campaigns", dataformpb.TableMetadata_TABLE, ago(48*time.Hour),
-		metaField("campaign_id", str, false), metaField("name", str, false), metaField("started_on", day, false))
+		MetaField("campaign_id", str, false), MetaField("name", str, false), MetaField("started_on", day, false))
 	add("acme-clickstream", "clicks", "daily_clicks", dataformpb.TableMetadata_TABLE, ago(20*time.Hour),
-		metaField("click_date", day, false), metaField("country", str, false), metaField("campaign_name", str, false), metaField("clicks", i64, false))
+		MetaField("click_date", day, false), MetaField("country", str, false), MetaField("campaign_name", str, false), MetaField("clicks", i64, false))
 	add("acme-clickstream", "clicks", "click_sessions", dataformpb.TableMetadata_TABLE, ago(19*time.Hour),
-		metaField("session_id", i64, false), metaField("session_date", day, false), metaField("visitor_id", str, false), metaField("clicks", i64, false))
+		MetaField("session_id", i64, false), MetaField("session_date", day, false), MetaField("visitor_id", str, false), MetaField("clicks", i64, false))
 	add("acme-clickstream", "clicks", "top_countries", dataformpb.TableMetadata_VIEW, ago(30*24*time.Hour),
-		metaField("country", str, false), metaField("clicks", i64, false))
-	add("acme-clickstream", "clicks", "scratch_old_1", dataformpb.TableMetadata_TABLE, ago(30*24*time.Hour), metaField("x", i64, false))
-	add("acme-clickstream", "clicks", "scratch_locked", dataformpb.TableMetadata_TABLE, ago(60*24*time.Hour), metaField("x", i64, false))
-	add("acme-clickstream", "clicks", "scratch_fresh", dataformpb.TableMetadata_TABLE, ago(time.Hour), metaField("x", i64, false))
+		MetaField("country", str, false), MetaField("clicks", i64, false))
+	add("acme-clickstream", "clicks", "scratch_old_1", dataformpb.TableMetadata_TABLE, ago(30*24*time.Hour), MetaField("x", i64, false))
+	add("acme-clickstream", "clicks", "scratch_locked", dataformpb.TableMetadata_TABLE, ago(60*24*time.Hour), MetaField("x", i64, false))
+	add("acme-clickstream", "clicks", "scratch_fresh", dataformpb.TableMetadata_TABLE, ago(time.Hour), MetaField("x", i64, false))
 	return w
 }
 
-func bqRow(cells ...any) *structpb.Struct {
+func BQRow(cells ...any) *structpb.Struct {
 	f := make([]any, len(cells))
 	for i, c := range cells {
 		f[i] = map[string]any{"v": c}
@@ -111,7 +113,7 @@ func bqRow(cells ...any) *structpb.Struct {
 	return s
 }
 
-func (w *jitWarehouse) call(_ context.Context, method string, req []byte) ([]byte, error) {
+func (w *Warehouse) Call(_ context.Context, method string, req []byte) ([]byte, error) {
 	switch method {
 	case "GetTable":
 		var r dataformpb.GetTableRequest
@@ -170,7 +172,7 @@ func (w *jitWarehouse) call(_ context.Context, method string, req []byte) ([]byt
 	return nil, fmt.Errorf("UNIMPLEMENTED: unknown DbAdapter method %s", method)
 }
 
-func (w *jitWarehouse) execute(r *dataformpb.ExecuteRequest) ([]byte, error) {
+func (w *Warehouse) execute(r *dataformpb.ExecuteRequest) ([]byte, error) {
 	s := r.GetStatement()
 	if strings.Contains(s, "FAIL_ME") {
 		return nil, errors.New(`INVALID_ARGUMENT: Syntax error: Unexpected identifier "FAIL_ME" at [1:8]`)
@@ -182,25 +184,25 @@ func (w *jitWarehouse) execute(r *dataformpb.ExecuteRequest) ([]byte, error) {
 	}}}
 	switch {
 	case strings.Contains(s, "AVG(clicks)"):
-		resp.SchemaFields = []*dataformpb.Field{metaField("avg_clicks", dataformpb.Field_FLOAT, false)}
-		resp.Rows = []*structpb.Struct{bqRow("1234.5")}
+		resp.SchemaFields = []*dataformpb.Field{MetaField("avg_clicks", dataformpb.Field_FLOAT, false)}
+		resp.Rows = []*structpb.Struct{BQRow("1234.5")}
 	case strings.Contains(s, "COUNT(*)"):
-		resp.SchemaFields = []*dataformpb.Field{metaField("n", dataformpb.Field_INTEGER, false)}
-		resp.Rows = []*structpb.Struct{bqRow("42")}
+		resp.SchemaFields = []*dataformpb.Field{MetaField("n", dataformpb.Field_INTEGER, false)}
+		resp.Rows = []*structpb.Struct{BQRow("42")}
 	case strings.Contains(s, "SELECT *") && strings.Contains(s, "raw_clicks"):
 		// A nested RECORD, a REPEATED column and a NULL, as BigQuery's REST
 		// API returns them.
 		resp.SchemaFields = []*dataformpb.Field{
-			metaField("click_id", dataformpb.Field_STRING, false),
-			metaRecord("device", metaField("type", dataformpb.Field_STRING, false), metaField("os", dataformpb.Field_STRING, false)),
-			metaField("tags", dataformpb.Field_STRING, true),
-			metaField("campaign_id", dataformpb.Field_STRING, false),
+			MetaField("click_id", dataformpb.Field_STRING, false),
+			MetaRecord("device", MetaField("type", dataformpb.Field_STRING, false), MetaField("os", dataformpb.Field_STRING, false)),
+			MetaField("tags", dataformpb.Field_STRING, true),
+			MetaField("campaign_id", dataformpb.Field_STRING, false),
 		}
 		resp.Rows = []*structpb.Struct{
-			bqRow("c-1", map[string]any{"f": []any{map[string]any{"v": "mobile"}, map[string]any{"v": "ios"}}},
+			BQRow("c-1", map[string]any{"f": []any{map[string]any{"v": "mobile"}, map[string]any{"v": "ios"}}},
 				[]any{map[string]any{"v": "promo"}, map[string]any{"v": "spring"}}, "c-001"),
-			bqRow("c-2", map[string]any{"f": []any{map[string]any{"v": "desktop"}, map[string]any{"v": nil}}}, []any{}, nil),
-			bqRow("c-3", nil, []any{}, nil),
+			BQRow("c-2", map[string]any{"f": []any{map[string]any{"v": "desktop"}, map[string]any{"v": nil}}}, []any{}, nil),
+			BQRow("c-3", nil, []any{}, nil),
 		}
 	}
 	if !r.GetFetchResults() {
@@ -211,24 +213,24 @@ func (w *jitWarehouse) execute(r *dataformpb.ExecuteRequest) ([]byte, error) {
 	return proto.Marshal(resp)
 }
 
-// recordedCall is one recorded DbAdapter call, in the oracle's JSON form.
-type recordedCall struct {
+// RecordedCall is one recorded DbAdapter call, in the oracle's JSON form.
+type RecordedCall struct {
 	Method   string  `json:"method"`
 	Request  string  `json:"request"`
 	Response *string `json:"response,omitempty"`
 	Error    *string `json:"error,omitempty"`
 }
 
-// jitRecorder answers calls with next and records each call and its answer.
-type jitRecorder struct {
-	next  engine.RPC
+// Recorder answers calls with next and records each call and its answer.
+type Recorder struct {
+	Next  engine.RPC
 	mu    sync.Mutex
-	calls []recordedCall
+	Calls []RecordedCall
 }
 
-func (r *jitRecorder) rpc(ctx context.Context, method string, req []byte) ([]byte, error) {
-	resp, err := r.next(ctx, method, req)
-	c := recordedCall{Method: method, Request: base64.StdEncoding.EncodeToString(req)}
+func (r *Recorder) RPC(ctx context.Context, method string, req []byte) ([]byte, error) {
+	resp, err := r.Next(ctx, method, req)
+	c := RecordedCall{Method: method, Request: base64.StdEncoding.EncodeToString(req)}
 	if err != nil {
 		msg := err.Error()
 		c.Error = &msg
@@ -237,27 +239,27 @@ func (r *jitRecorder) rpc(ctx context.Context, method string, req []byte) ([]byt
 		c.Response = &s
 	}
 	r.mu.Lock()
-	r.calls = append(r.calls, c)
+	r.Calls = append(r.Calls, c)
 	r.mu.Unlock()
 	return resp, err
 }
 
-type oracleBuild struct {
+type OracleBuild struct {
 	Graph   string  `json:"graph"`
 	Target  string  `json:"target"`
 	JitCode *string `json:"jitCode,omitempty"`
 }
 
-type oracleInput struct {
+type OracleInput struct {
 	Request string         `json:"request,omitempty"`
-	Build   *oracleBuild   `json:"build,omitempty"`
-	Answers []recordedCall `json:"answers"`
+	Build   *OracleBuild   `json:"build,omitempty"`
+	Answers []RecordedCall `json:"answers"`
 	// CLIWorker is the project directory when the request is to run in the
 	// official CLI's JiT worker.
 	CLIWorker string `json:"cliWorker,omitempty"`
 }
 
-type oracleOutput struct {
+type OracleOutput struct {
 	Request  string  `json:"request"`
 	Response *string `json:"response"`
 	Error    *string `json:"error"` // null: the CLI's worker sent no message
@@ -268,29 +270,29 @@ type oracleOutput struct {
 	Unexpected []string `json:"unexpected"`
 }
 
-// noWorkerMessage stands for the error of the CLI's worker when JiT code throws
+// NoWorkerMessage stands for the error of the CLI's worker when JiT code throws
 // something that is not an Error: it sends `e.stack || e.message`, which is
 // undefined then (jit_worker.ts:113), and the runner reports an empty
 // message.
-const noWorkerMessage = "<no message>"
+const NoWorkerMessage = "<no message>"
 
-// sameError compares error messages, ignoring the wording of engine-made
+// SameError compares error messages, ignoring the wording of engine-made
 // errors but not their class.
-func sameError(a, b string) bool {
+func SameError(a, b string) bool {
 	if a == b {
 		return true
 	}
-	ma, mb := engineError.FindStringSubmatch(a), engineError.FindStringSubmatch(b)
+	ma, mb := EngineError.FindStringSubmatch(a), EngineError.FindStringSubmatch(b)
 	return ma != nil && mb != nil && ma[1] == mb[1]
 }
 
-func sortedStrings(s []string) []string {
+func SortedStrings(s []string) []string {
 	c := append([]string(nil), s...)
 	sort.Strings(c)
 	return c
 }
 
-func decodeResponse(b []byte) string {
+func DecodeResponse(b []byte) string {
 	if b == nil {
 		return "<none>"
 	}
@@ -307,7 +309,7 @@ func decodeResponse(b []byte) string {
 // errors of each method, core errors, engine errors, non-Error throws,
 // synchronous throws and code that never settles.
 const (
-	probeEverything = `async (jctx) => {
+	ProbeEverything = `async (jctx) => {
   const describeField = (f) => f.name + ":" + (f.struct ? "{" + f.struct.fields.map(describeField).join(",") + "}" : f.primitive) + ((f.flags || []).length ? "[]" : "");
   const meta = await jctx.adapter.getTable({ target: { database: "acme-collector", schema: "landing", name: "raw_clicks" } });
   const listing = await jctx.adapter.listTables({ database: jctx.database(), schema: jctx.schema() });
@@ -336,7 +338,7 @@ const (
   };
   return { query: "SELECT " + JSON.stringify(facts), preOps: ["-- pre " + jctx.self()], postOps: ["-- post " + jctx.name()] };
 }`
-	probeIncremental = `async (jctx) => {
+	ProbeIncremental = `async (jctx) => {
   const meta = await jctx.adapter.getTable({ target: { database: jctx.database(), schema: jctx.schema(), name: jctx.name() } });
   const cols = meta.fields.map(f => f.name).join(", ");
   return {
@@ -346,7 +348,7 @@ const (
     preOps: jctx.incremental() ? ["-- incremental " + JSON.stringify(jctx.executionData)] : []
   };
 }`
-	probeCaughtExecute = `async (jctx) => {
+	ProbeCaughtExecute = `async (jctx) => {
   let note = "ok";
   try {
     await jctx.adapter.execute({ statement: "SELECT FAIL_ME", fetchResults: true });
@@ -355,16 +357,16 @@ const (
   }
   return "SELECT 1 AS failed FROM " + jctx.ref("daily_clicks") + " WHERE " + JSON.stringify(note) + " IS NULL";
 }`
-	probeOperationArray  = `async (jctx) => [jctx.self(), "SELECT " + JSON.stringify(jctx.data.markets.countries)]`
-	probeUncaughtGet     = `async (jctx) => { const t = await jctx.adapter.getTable({ target: { database: jctx.database(), schema: jctx.schema(), name: "no_such_table" } }); return ["SELECT " + t.fields.length]; }`
-	probeUncaughtList    = `async (jctx) => { const l = await jctx.adapter.listTables({ database: jctx.database(), schema: "no_such_dataset" }); return ["SELECT " + l.tables.length]; }`
-	probeUncaughtExecute = `async (jctx) => (await jctx.adapter.execute({ statement: "SELECT FAIL_ME" })).rows.length + ""`
-	probeUncaughtDelete  = `async (jctx) => { await jctx.adapter.deleteTable({ target: { database: jctx.database(), schema: jctx.schema(), name: "scratch_locked" } }); return "SELECT 1"; }`
-	probeUndeclaredRef   = `async (jctx) => "SELECT * FROM " + jctx.ref("top_countries")`
-	probeTypeError       = `async (jctx) => "SELECT " + jctx.executionData.runTargets.length`
-	probeThrowString     = `async () => { throw "no partition column"; }`
-	probeThrowError      = `async (jctx) => { await jctx.adapter.listTables({ database: jctx.database(), schema: jctx.schema() }); throw new RangeError("lookback " + jctx.data.lookback_days + " out of range"); }`
-	probeSyntaxError     = `async (jctx) => { return 'x' +; }`
-	probeNeverSettles    = `async (jctx) => { await new Promise(() => {}); return "SELECT 1"; }`
-	probeNonStringQuery  = `async (jctx) => ({ query: "SELECT 1", preOps: [{ sql: "SELECT 0" }] })`
+	ProbeOperationArray  = `async (jctx) => [jctx.self(), "SELECT " + JSON.stringify(jctx.data.markets.countries)]`
+	ProbeUncaughtGet     = `async (jctx) => { const t = await jctx.adapter.getTable({ target: { database: jctx.database(), schema: jctx.schema(), name: "no_such_table" } }); return ["SELECT " + t.fields.length]; }`
+	ProbeUncaughtList    = `async (jctx) => { const l = await jctx.adapter.listTables({ database: jctx.database(), schema: "no_such_dataset" }); return ["SELECT " + l.tables.length]; }`
+	ProbeUncaughtExecute = `async (jctx) => (await jctx.adapter.execute({ statement: "SELECT FAIL_ME" })).rows.length + ""`
+	ProbeUncaughtDelete  = `async (jctx) => { await jctx.adapter.deleteTable({ target: { database: jctx.database(), schema: jctx.schema(), name: "scratch_locked" } }); return "SELECT 1"; }`
+	ProbeUndeclaredRef   = `async (jctx) => "SELECT * FROM " + jctx.ref("top_countries")`
+	ProbeTypeError       = `async (jctx) => "SELECT " + jctx.executionData.runTargets.length`
+	ProbeThrowString     = `async () => { throw "no partition column"; }`
+	ProbeThrowError      = `async (jctx) => { await jctx.adapter.listTables({ database: jctx.database(), schema: jctx.schema() }); throw new RangeError("lookback " + jctx.data.lookback_days + " out of range"); }`
+	ProbeSyntaxError     = `async (jctx) => { return 'x' +; }`
+	ProbeNeverSettles    = `async (jctx) => { await new Promise(() => {}); return "SELECT 1"; }`
+	ProbeNonStringQuery  = `async (jctx) => ({ query: "SELECT 1", preOps: [{ sql: "SELECT 0" }] })`
 )
