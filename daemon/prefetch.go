@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,7 +61,7 @@ func (m *jitMemory) forgetProject(root string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k := range m.m {
-		if len(k) > len(root) && k[:len(root)] == root && k[len(root)] == 0 {
+		if strings.HasPrefix(k, root+"\x00") {
 			delete(m.m, k)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -142,7 +141,13 @@ func compileDirWith(ctx context.Context, env *cmdEnv, dir string, opts compile.O
 	}
 	if engineName == engineAuto {
 		engineName = engineGoja
-		if paths, err := p.FilePaths(); err == nil && len(paths) >= daemon.DefaultNodeMinFiles && nodeworker.Available() {
+		if opts.FilePaths == nil {
+			// Listed once: the compile below uses the same list.
+			if paths, err := p.FilePaths(); err == nil {
+				opts.FilePaths = paths
+			}
+		}
+		if opts.FilePaths != nil && len(opts.FilePaths) >= daemon.DefaultNodeMinFiles && nodeworker.Available() {
 			engineName = engineNode
 		}
 	}
@@ -161,7 +166,7 @@ func compileWithNode(ctx context.Context, env *cmdEnv, p *project.Project, core 
 	if err != nil {
 		return nil, err
 	}
-	cacheDir, err := dfdCacheDir(env)
+	cacheDir, err := project.CacheDir()
 	if err != nil {
 		return nil, err
 	}
@@ -214,18 +219,6 @@ func compileWithNode(ctx context.Context, env *cmdEnv, p *project.Project, core 
 	res.Prepare = out.Stats.Prepare
 	res.Run = time.Since(start)
 	return res, nil
-}
-
-// dfdCacheDir is dfd's per-user cache: $DFD_CACHE_DIR, else <user cache>/dfd.
-func dfdCacheDir(env *cmdEnv) (string, error) {
-	if d := env.getenv("DFD_CACHE_DIR"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("locate dfd cache directory (set DFD_CACHE_DIR): %w", err)
-	}
-	return filepath.Join(d, "dfd"), nil
 }
 
 func logTo(w io.Writer) func(level, msg string) {

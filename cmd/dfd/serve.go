@@ -80,20 +80,23 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 }
 
 // nodeEngineCommand is how pools start Node.js workers, when a suitable
-// node is installed: its script is written under dfd's cache directory.
+// node is installed: node is found and its script written under dfd's cache
+// directory once; each pool gets the command for its project and core.
 func nodeEngineCommand() (jit.EngineCommand, error) {
-	if _, _, err := nodeworker.FindNode(); err != nil {
+	node, _, err := nodeworker.FindNode()
+	if err != nil {
 		return nil, err
 	}
 	dir, err := project.CacheDir()
 	if err != nil {
 		return nil, err
 	}
+	script, err := nodeworker.WriteScript(dir)
+	if err != nil {
+		return nil, err
+	}
 	return func(root, bundlePath string) ([]string, error) {
-		cmd, err := nodeworker.Command(dir, root, bundlePath)
-		if err != nil {
-			return nil, err
-		}
+		cmd := nodeworker.CommandFor(node, script, root, bundlePath)
 		// V8's own heap ceiling, as goja workers have jit.DefaultMemoryLimit:
 		// a runaway compile crashes that worker, which the pool replaces.
 		last := len(cmd) - 1
