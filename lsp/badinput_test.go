@@ -118,3 +118,98 @@ func TestPositionsBeyondEnd(t *testing.T) {
 		t.Errorf("after an edit past the end the text is %q", q)
 	}
 }
+
+// A wrong Content-Length, garbage between messages or a broken header
+// line puts the reader out of step; it must find its place again at the
+// next Content-Length header, so that the requests after the bad input
+// are answered. Each case is followed by two good requests (ids 21 and
+// 22), written together with it and, separately, one write each (the
+// reader then waits for input in the middle of a resync).
+func TestResynchronisesAfterBadFraming(t *testing.T) {
+	frame := func(body string, delta int) string {
+		return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body)+delta, body)
+	}
+	symbols := func(id int, query string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"workspace/symbol","params":{"query":%q}}`, id, query)
+	}
+	m9 := symbols(9, "")
+	good1, good2 := frame(symbols(21, ""), 0), frame(symbols(22, ""), 0)
+	for _, tc := range []struct {
+		name string
+		bad  string
+		// swallows is set when bad's declared length takes in good1's
+		// header, so good1 must be written with it.
+		swallows bool
+		answered bool            // the request with id 9 in bad is answered
+		errs     []jsonrpc2.Code // answers without id, in order
+	}{
+		{name: "length too short by 1", bad: frame(m9, -1), errs: []jsonrpc2.Code{jsonrpc2.ParseError}},
+		{name: "length too short by 10", bad: frame(m9, -10), errs: []jsonrpc2.Code{jsonrpc2.ParseError}},
+		{name: "length too long by 1", bad: frame(m9, 1), answered: true},
+		{name: "length too long by 14", bad: frame(m9, 14), answered: true},
+		{name: "length too long by a whole message", bad: frame(m9, len(good1)), swallows: true, answered: true},
+		{name: "too short, then too long", bad: frame(m9, -1) + frame(m9, 1), answered: true, errs: []jsonrpc2.Code{jsonrpc2.ParseError}},
+		{name: "garbage bytes between messages", bad: frame(m9, 0) + "\x00\xff}{garbage", answered: true, errs: []jsonrpc2.Code{jsonrpc2.ParseError}},
+		{name: "letters running into the next header", bad: frame(m9, 0) + "garbage", answered: true, errs: []jsonrpc2.Code{jsonrpc2.ParseError}},
+		{name: "garbage then a lower-case header", bad: "\x01\x02" + strings.ToLower(frame(m9, 0)), answered: true, errs: []jsonrpc2.Code{jsonrpc2.ParseError}},
+		{name: "header line without colon", bad: "Content-Type utf8\r\n" + frame(m9, 0), answered: true, errs: []jsonrpc2.Code{jsonrpc2.ParseError}},
+		{name: "Content-Length not a number", bad: "Content-Length: 12abc\r\n\r\n" + frame(m9, 0), answered: true, errs: []jsonrpc2.Code{jsonrpc2.ParseError}},
+		{name: "body not JSON", bad: frame("not json at all", 0), errs: []jsonrpc2.Code{jsonrpc2.ParseError}},
+		{name: "valid JSON, not JSON-RPC", bad: frame(`{"hello":"world"}`, 0), errs: []jsonrpc2.Code{jsonrpc2.InvalidRequest}},
+		{name: "a too-long body mentioning Content-Length", bad: frame(symbols(9, "Content-Length: 5"), 1), errs: []jsonrpc2.Code{jsonrpc2.ParseError}},
+		{name: "CRLF header", bad: frame(m9, 0), answered: true},
+		{name: "LF header", bad: fmt.Sprintf("Content-Length: %d\n\n%s", len(m9), m9), answered: true},
+		{name: "mixed CRLF and LF header", bad: fmt.Sprintf("Content-Length: %d\r\n\n%s", len(m9), m9), answered: true},
+		{name: "Content-Type before Content-Length", bad: "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n" + frame(m9, 0), answered: true},
+	} {
+		for _, split := range []bool{false, true} {
+			name := tc.name + "/one write"
+			if split {
+				name = tc.name + "/separate writes"
+			}
+			t.Run(name, func(t *testing.T) {
+				s := startRaw(t, &fakeBackend{}, lspOptions())
+				s.initialize(t, fakeProject(t, map[string]string{"definitions/a.sqlx": "SELECT 1"}))
+				r9, r21, r22 := s.c.expect(9), s.c.expect(21), s.c.expect(22)
+				switch {
+				case !split:
+					s.c.writeRaw([]byte(tc.bad + good1 + good2))
+				case tc.swallows:
+					s.c.writeRaw([]byte(tc.bad + good1))
+					s.c.writeRaw([]byte(good2))
+				default:
+					s.c.writeRaw([]byte(tc.bad))
+					s.c.writeRaw([]byte(good1))
+					s.c.writeRaw([]byte(good2))
+				}
+				for id, ch := range map[int]chan map[string]any{21: r21, 22: r22} {
+					if m := s.c.await(ch, fmt.Sprintf("request %d", id)); m["error"] != nil {
+						t.Errorf("request %d: %v", id, m)
+					}
+				}
+				// Errors for the bad input were written before the answers
+				// to what follows it.
+				nulls := s.c.nulls()
+				if len(nulls) != len(tc.errs) {
+					t.Errorf("%d answers without id, want %d: %v", len(nulls), len(tc.errs), nulls)
+				}
+				for i := range min(len(nulls), len(tc.errs)) {
+					if errCode(nulls[i]) != int(tc.errs[i]) {
+						t.Errorf("answer without id %d: %v, want error %d", i, nulls[i], tc.errs[i])
+					}
+				}
+				if tc.answered {
+					if m := s.c.await(r9, "request 9"); m["error"] != nil {
+						t.Errorf("request 9: %v", m)
+					}
+				} else {
+					select {
+					case m := <-r9:
+						t.Errorf("request 9 in the bad input was answered: %v", m)
+					default:
+					}
+				}
+			})
+		}
+	}
+}

@@ -165,6 +165,34 @@ func (c *rawClient) callRaw(id int, body string) map[string]any {
 	}
 }
 
+// expect registers interest in the response with the given id, for a
+// request written with writeRaw; await then waits for it.
+func (c *rawClient) expect(id int) chan map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan map[string]any, 1)
+	c.pending[fmt.Sprint(float64(id))] = ch
+	return ch
+}
+
+func (c *rawClient) await(ch chan map[string]any, what string) map[string]any {
+	c.t.Helper()
+	select {
+	case m := <-ch:
+		return m
+	case <-time.After(30 * time.Second):
+		c.t.Fatalf("no response to %s", what)
+		return nil
+	}
+}
+
+// nulls returns the responses without id received so far.
+func (c *rawClient) nulls() []map[string]any {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]map[string]any(nil), c.nullID...)
+}
+
 func (c *rawClient) notify(method string, params any) {
 	msg := map[string]any{"jsonrpc": "2.0", "method": method}
 	if params != nil {
