@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -137,7 +138,8 @@ func (c *transpileCache) put(key, out string) {
 	c.insertLocked(key, out)
 	dir := c.dir
 	c.mu.Unlock()
-	if dir != "" {
+	// An output over the read bound would be written only to be refused.
+	if dir != "" && len(out) <= maxDiskEntryOutput {
 		_ = writeFileAtomic(c.diskPath(dir, key), diskEntry(out))
 	}
 }
@@ -179,23 +181,81 @@ func diskEntry(out string) []byte {
 	return append(b, out...)
 }
 
+// maxDiskEntryOutput bounds the output of a disk entry that is read back.
+// An entry is core's compiler() output for one source file, which is
+// about the size of the file (the SQL inside a template literal, plus a
+// wrapper of a few hundred bytes). The largest file dfd can compile is far
+// smaller than 64 MiB: a worker request carries the project in one 64 MiB
+// frame (jit/wire.DefaultMaxFrame), the editor sends a file in one 64 MiB
+// message (lsp.DefaultMaxMessageBytes), the memory layer refuses entries
+// over its 64 MiB limit, and a 10 MB .sqlx already takes minutes to lex in
+// goja. So anything bigger was not written by dfd for a file it could
+// compile, and reading it (a planted file, or a link to /dev/zero) could
+// only exhaust memory.
+const maxDiskEntryOutput = 64 << 20
+
+// diskHead is the length of a disk entry's header line.
+const diskHead = len(diskMagic) + 64 + 1
+
+// readDiskEntry returns the output held in the entry at path. Anything
+// but a regular file of a plausible size is refused without reading it:
+// a FIFO would block the compile past its deadline (a read cannot be
+// interrupted) and a device or a huge file would exhaust memory. A
+// refused or damaged entry is removed (the name only: links are not
+// followed, directories are left alone) and recomputed by the caller.
 func readDiskEntry(path string) (string, bool) {
-	b, err := os.ReadFile(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return "", false
 	}
-	const head = len(diskMagic) + 64 + 1
-	if len(b) < head || string(b[:len(diskMagic)]) != diskMagic || b[head-1] != '\n' {
+	if !plausibleDiskEntry(fi) {
+		dropDiskEntry(path, fi)
+		return "", false
+	}
+	// Lstat and open race with whoever else writes the directory: open
+	// without following a link and without waiting for a FIFO's writer
+	// (where the platform can), then check what was opened.
+	f, err := os.OpenFile(path, os.O_RDONLY|openNoFollowNoBlock, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil || !plausibleDiskEntry(fi) {
+		if err == nil {
+			dropDiskEntry(path, fi)
+		}
+		return "", false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(diskHead+maxDiskEntryOutput+1)))
+	if err != nil {
+		return "", false
+	}
+	if len(b) > diskHead+maxDiskEntryOutput || len(b) < diskHead ||
+		string(b[:len(diskMagic)]) != diskMagic || b[diskHead-1] != '\n' {
 		_ = os.Remove(path)
 		return "", false
 	}
-	out := b[head:]
+	out := b[diskHead:]
 	sum := sha256.Sum256(out)
-	if hex.EncodeToString(sum[:]) != string(b[len(diskMagic):head-1]) {
+	if hex.EncodeToString(sum[:]) != string(b[len(diskMagic):diskHead-1]) {
 		_ = os.Remove(path)
 		return "", false
 	}
 	return string(out), true
+}
+
+// plausibleDiskEntry reports whether fi may be an entry dfd wrote.
+func plausibleDiskEntry(fi fs.FileInfo) bool {
+	return fi.Mode().IsRegular() && fi.Size() <= int64(diskHead+maxDiskEntryOutput)
+}
+
+// dropDiskEntry removes a refused entry. os.Remove unlinks the name (a
+// link, not its target; a FIFO without opening it); a directory is left
+// alone rather than guessed at.
+func dropDiskEntry(path string, fi fs.FileInfo) {
+	if !fi.IsDir() {
+		_ = os.Remove(path)
+	}
 }
 
 func writeFileAtomic(path string, data []byte) error {
