@@ -332,7 +332,7 @@ func TestRecorderSummaries(t *testing.T) {
 	rec.ListTables(ctx, &dataformpb.ListTablesRequest{Database: "p"})
 	rec.DeleteTable(ctx, &dataformpb.DeleteTableRequest{Target: &dataformpb.Target{Schema: "d", Name: "t"}})
 	rec.GetTable(ctx, &dataformpb.GetTableRequest{})
-	want := []string{"-- first line", strings.Repeat("x", 100) + "…", "p.", "d.t", "<no target>"}
+	want := []string{"-- first line …", strings.Repeat("x", 100) + " …", "p.", "d.t", "<no target>"}
 	calls := rec.Calls()
 	for i, c := range calls {
 		if c.Summary != want[i] || c.Code != adapters.Unimplemented {
@@ -341,6 +341,15 @@ func TestRecorderSummaries(t *testing.T) {
 	}
 	if !calls[1].DryRun {
 		t.Error("request dry_run not recorded")
+	}
+	if calls[1].Statement != long || calls[0].Statement != "\n\n   -- first line\nSELECT 1" {
+		t.Errorf("statements %q, %q", calls[0].Statement, calls[1].Statement)
+	}
+	// What a terminal would hide is shown.
+	rec.Execute(ctx, &dataformpb.ExecuteRequest{Statement: "SELECT 1 --\r; DROP TABLE `d.t`\n"})
+	last := rec.Calls()[len(rec.Calls())-1]
+	if last.Summary != "SELECT 1 --␍; DROP TABLE `d.t`" || last.Statement != "SELECT 1 --␍; DROP TABLE `d.t`\n" {
+		t.Errorf("carriage return not shown: %+v", last)
 	}
 }
 

@@ -17,12 +17,14 @@
 //   - [Recorder] keeps a log of the calls for the preview ("which adapter calls
 //     did this action make");
 //   - package policy (adapters/policy) decides what a preview may do: only
-//     read-only queries run for real, everything else is a dry run, and
-//     DeleteTable never reaches the database;
+//     read-only queries run for real (GoogleSQL parses one query statement,
+//     and BigQuery's dry run agrees), everything else is a dry run, every
+//     query is capped and labelled, and DeleteTable never reaches the
+//     database;
 //   - package offline (adapters/offline) answers from a JSON metadata snapshot,
 //     so previews work without credentials;
-//   - package sqlclass (adapters/sqlclass) tells read-only queries from
-//     everything else.
+//   - package gsql (the top-level gsql/) tells read-only queries from
+//     everything else, with BigQuery's own parser.
 //
 // # Errors
 //

@@ -13,16 +13,19 @@ import (
 
 // Call is one recorded DbAdapter call.
 type Call struct {
-	Seq      int           `json:"seq"`              // order in which calls started, from 1
-	Method   string        `json:"method"`           // "Execute", "ListTables", "GetTable", "DeleteTable"
-	Summary  string        `json:"summary"`          // target, "database.schema", or the statement's first line
-	Start    time.Time     `json:"start"`            // when the call started
-	Duration time.Duration `json:"durationNs"`       // how long it took
-	Cached   bool          `json:"cached,omitempty"` // answered from a cache (MarkCached)
-	DryRun   bool          `json:"dryRun,omitempty"` // executed as a dry run (request flag or MarkDryRun)
-	Code     Code          `json:"code,omitempty"`   // error code; "" when the call succeeded
-	Error    string        `json:"error,omitempty"`  // error text as the JiT code saw it
-	Notes    []string      `json:"notes,omitempty"`  // why it was a dry run, stale-cache warnings, …
+	Seq     int    `json:"seq"`     // order in which calls started, from 1
+	Method  string `json:"method"`  // "Execute", "ListTables", "GetTable", "DeleteTable"
+	Summary string `json:"summary"` // target, "database.schema", or the statement's first line (Visible)
+	// Statement is an Execute's whole statement, with invisible characters
+	// made visible (Visible): what ran, as it ran.
+	Statement string        `json:"statement,omitempty"`
+	Start     time.Time     `json:"start"`            // when the call started
+	Duration  time.Duration `json:"durationNs"`       // how long it took
+	Cached    bool          `json:"cached,omitempty"` // answered from a cache (MarkCached)
+	DryRun    bool          `json:"dryRun,omitempty"` // executed as a dry run (request flag or MarkDryRun)
+	Code      Code          `json:"code,omitempty"`   // error code; "" when the call succeeded
+	Error     string        `json:"error,omitempty"`  // error text as the JiT code saw it
+	Notes     []string      `json:"notes,omitempty"`  // why it was a dry run, stale-cache warnings, …
 }
 
 // Recorder is a DbAdapter that forwards to another and records every call.
@@ -52,6 +55,7 @@ func (r *Recorder) Calls() []Call {
 
 func (r *Recorder) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (resp *dataformpb.ExecuteResponse, err error) {
 	ctx, c := r.begin(ctx, MethodExecute, firstLine(req.GetStatement()))
+	c.call.Statement = Visible(req.GetStatement())
 	c.call.DryRun = req.GetBigQueryOptions().GetDryRun()
 	defer c.end(&err)
 	return r.inner.Execute(ctx, req)
@@ -137,16 +141,26 @@ func (p *pending) end(errp *error) {
 }
 
 // firstLine is the first non-blank line of a statement, shortened, as a
-// one-line summary of the call.
+// one-line summary of the call, with invisible characters made visible
+// and "…" when more of the statement follows: a summary must not hide
+// that a statement goes on (after a carriage return, say).
 func firstLine(stmt string) string {
 	const max = 100
-	for line := range strings.Lines(stmt) {
-		line = strings.TrimSpace(line)
+	rest := stmt
+	for rest != "" {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		line = strings.Trim(line, " \t")
 		if line == "" {
 			continue
 		}
+		line = Visible(line)
+		more := strings.TrimSpace(rest) != ""
 		if r := []rune(line); len(r) > max {
-			line = string(r[:max]) + "…"
+			line, more = string(r[:max]), true
+		}
+		if more {
+			line += " …"
 		}
 		return line
 	}

@@ -7,8 +7,9 @@
 // client retries on its own — Table.Delete included, with backoff up to 32 s
 // until the context ends — while dfd must never retry a write and must keep
 // reads within an editor's patience. Retries here are explicit (see Retry):
-// GetTable, ListTables and job polling are retried; DeleteTable and the
-// submission of any statement that may write are not.
+// GetTable, ListTables, job polling and job submission (under one job id,
+// which BigQuery deduplicates, so a statement never runs twice) are
+// retried; DeleteTable is not.
 //
 // # Calls
 //
@@ -30,6 +31,9 @@
 //     default, like the CLI, whose JiT queries always run interactively).
 //     A dry run returns the schema and the bytes it would process, no rows
 //     and no job id.
+//   - Verify (adapters.Verifier): a dry run that also reports BigQuery's
+//     statement type, the routines the statement references and the bytes
+//     it would process: the preview policy's second opinion.
 //
 // Errors are *adapters.Error values with BigQuery's message (see classify).
 package bigquery

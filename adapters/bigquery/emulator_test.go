@@ -248,6 +248,26 @@ func TestEmulatorExecute(t *testing.T) {
 		}
 	})
 
+	t.Run("verify reports the statement type and the dry run's answer", func(t *testing.T) {
+		w.reset()
+		v, err := a.Verify(ctx, &dataformpb.ExecuteRequest{
+			Statement:       fmt.Sprintf("SELECT id FROM %s.orders", ds),
+			BigQueryOptions: &dataformpb.BigQueryExecuteOptions{DryRun: true},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.StatementType != "SELECT" || len(v.Routines) != 0 || v.Response == nil {
+			t.Errorf("verdict %+v", v)
+		}
+		if reqs := w.requests(); len(reqs) != 1 || !reqs[0].DryRun {
+			t.Errorf("verify sent %+v, want one dry run", reqs)
+		}
+		if _, err := a.Verify(ctx, &dataformpb.ExecuteRequest{Statement: "SELECT 1"}); adapters.CodeOf(err) != adapters.InvalidArgument {
+			t.Errorf("verify of a request that is not a dry run: %v", err)
+		}
+	})
+
 	t.Run("row limit pages until the limit", func(t *testing.T) {
 		w.reset()
 		resp, err := a.Execute(ctx, &dataformpb.ExecuteRequest{

@@ -14,11 +14,73 @@ import (
 	"google.golang.org/api/googleapi"
 
 	"github.com/dfdtools/dfd/adapters"
-	"github.com/dfdtools/dfd/adapters/sqlclass"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 
 func (a *Adapter) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, error) {
+	job, err := a.queryJob(req)
+	if err != nil {
+		return nil, err
+	}
+	dry := job.Configuration.DryRun
+	what := "BigQuery query " + job.JobReference.JobId
+	if dry {
+		what = "BigQuery dry run"
+	}
+	inserted, err := a.insert(ctx, job)
+	if err != nil {
+		return nil, classify(err, "%s", what)
+	}
+	if e := inserted.Status; e != nil && e.ErrorResult != nil {
+		return nil, jobError(e.ErrorResult, "%s", what)
+	}
+	if dry {
+		return dryRunResponse(inserted), nil
+	}
+	ref := inserted.JobReference
+	if ref == nil || ref.JobId == "" {
+		ref = job.JobReference
+	}
+	return a.results(ctx, req, ref, what)
+}
+
+// Verify implements adapters.Verifier: it dry-runs req (which must ask for
+// a dry run) and reports what BigQuery says the statement is.
+func (a *Adapter) Verify(ctx context.Context, req *dataformpb.ExecuteRequest) (*adapters.Verdict, error) {
+	if !req.GetBigQueryOptions().GetDryRun() {
+		return nil, adapters.Errorf(adapters.InvalidArgument, "Verify needs a dry-run request")
+	}
+	job, err := a.queryJob(req)
+	if err != nil {
+		return nil, err
+	}
+	inserted, err := a.insert(ctx, job)
+	if err != nil {
+		return nil, classify(err, "BigQuery dry run")
+	}
+	if e := inserted.Status; e != nil && e.ErrorResult != nil {
+		return nil, jobError(e.ErrorResult, "BigQuery dry run")
+	}
+	v := &adapters.Verdict{Response: dryRunResponse(inserted)}
+	if st := inserted.Statistics; st != nil {
+		v.Bytes = st.TotalBytesProcessed
+		if q := st.Query; q != nil {
+			v.StatementType = q.StatementType
+			if q.TotalBytesProcessed != 0 {
+				v.Bytes = q.TotalBytesProcessed
+			}
+			for _, r := range q.ReferencedRoutines {
+				if r != nil {
+					v.Routines = append(v.Routines, r.ProjectId+"."+r.DatasetId+"."+r.RoutineId)
+				}
+			}
+		}
+	}
+	return v, nil
+}
+
+// queryJob is the query job of req, with a job id of our own.
+func (a *Adapter) queryJob(req *dataformpb.ExecuteRequest) (*bq.Job, error) {
 	stmt := req.GetStatement()
 	if strings.TrimSpace(stmt) == "" {
 		return nil, adapters.Errorf(adapters.InvalidArgument, "ExecuteRequest.statement must not be empty")
@@ -49,7 +111,7 @@ func (a *Adapter) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (
 	if req.GetByteLimit() > 0 {
 		q.MaximumBytesBilled = req.GetByteLimit()
 	}
-	job := &bq.Job{
+	return &bq.Job{
 		JobReference: &bq.JobReference{ProjectId: a.opts.Project, JobId: a.jobID(o.GetJobPrefix()), Location: location},
 		Configuration: &bq.JobConfiguration{
 			Query:       q,
@@ -57,39 +119,17 @@ func (a *Adapter) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (
 			Labels:      o.GetLabels(),
 			Reservation: o.GetReservation(),
 		},
-	}
-	what := "BigQuery query " + job.JobReference.JobId
-	if o.GetDryRun() {
-		what = "BigQuery dry run"
-	}
-
-	inserted, err := a.insert(ctx, job, o.GetDryRun() || sqlclass.IsReadOnlyQuery(stmt))
-	if err != nil {
-		return nil, classify(err, "%s", what)
-	}
-	if e := inserted.Status; e != nil && e.ErrorResult != nil {
-		return nil, jobError(e.ErrorResult, "%s", what)
-	}
-	if o.GetDryRun() {
-		return dryRunResponse(inserted), nil
-	}
-	ref := inserted.JobReference
-	if ref == nil || ref.JobId == "" {
-		ref = job.JobReference
-	}
-	return a.results(ctx, req, ref, what)
+	}, nil
 }
 
-// insert submits job. Only side-effect-free jobs (dry runs and read-only
-// queries) are retried, and always under the same job id: if an earlier
-// attempt did reach BigQuery, the retry answers 409 duplicate and the
-// existing job is used, so a query never runs twice.
-func (a *Adapter) insert(ctx context.Context, job *bq.Job, retry bool) (*bq.Job, error) {
+// insert submits job, retrying transient failures always under the same
+// job id: BigQuery creates at most one job per id, so when an earlier
+// attempt did reach it the retry answers 409 duplicate and the existing job
+// is used — a statement never runs twice, whatever it is. (This is how
+// BigQuery's own clients make job insertion safe to retry.)
+func (a *Adapter) insert(ctx context.Context, job *bq.Job) (*bq.Job, error) {
 	call := func(ctx context.Context) (*bq.Job, error) {
 		return a.svc.Jobs.Insert(job.JobReference.ProjectId, job).Context(ctx).Do()
-	}
-	if !retry {
-		return call(ctx)
 	}
 	var out *bq.Job
 	attempts := 0

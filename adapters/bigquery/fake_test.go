@@ -5,6 +5,7 @@ package bigquery
 // or absent servers) and which calls are retried.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,7 +42,10 @@ type fakeBQ struct {
 	counts map[string]int
 	jobs   []*bq.Job // inserted
 	raw    [][]byte  // their request bodies
-	total  atomic.Int64
+	// submitted are the job ids of every jobs.insert request, faulted
+	// ones included.
+	submitted []string
+	total     atomic.Int64
 }
 
 func (f *fakeBQ) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -54,6 +58,17 @@ func (f *fakeBQ) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.counts[route]++
 	n := f.counts[route]
 	f.mu.Unlock()
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/jobs") {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var j bq.Job
+		json.Unmarshal(body, &j)
+		f.mu.Lock()
+		if j.JobReference != nil {
+			f.submitted = append(f.submitted, j.JobReference.JobId)
+		}
+		f.mu.Unlock()
+	}
 	if f.delay > 0 {
 		select {
 		case <-time.After(f.delay):
@@ -275,7 +290,8 @@ func TestFakeFaults(t *testing.T) {
 		{"500 while polling results is retried", 500, "", 3, selectQuery, "GET /projects/p/queries/", "", 3},
 		{"500 on submitting a SELECT is retried", 500, "", 1, selectQuery, "POST /projects/p/jobs", "", 2},
 		{"409 on resubmitting a SELECT means it went through", 500, "", 1, selectQueryDuplicate, "POST /projects/p/jobs", "", 2},
-		{"500 on submitting an INSERT is not retried", 500, "", 0, insertQuery, "POST /projects/p/jobs", adapters.Unavailable, 1},
+		{"500 on submitting an INSERT is retried under one job id", 500, "", 0, insertQuery, "POST /projects/p/jobs", adapters.Unavailable, 4},
+		{"409 on resubmitting an INSERT means it went through", 500, "", 1, insertQueryDuplicate, "POST /projects/p/jobs", "", 2},
 		{"500 on DeleteTable is not retried", 500, "", 0, deleteTable, "DELETE /projects/p/datasets/ds/tables/t", adapters.Unavailable, 1},
 		{"404 on DeleteTable is success", 404, "notFound", 0, deleteTable, "DELETE /projects/p/datasets/ds/tables/t", "", 1},
 		{"403 on DeleteTable", 403, "accessDenied", 0, deleteTable, "DELETE /projects/p/datasets/ds/tables/t", adapters.PermissionDenied, 1},
@@ -289,7 +305,7 @@ func TestFakeFaults(t *testing.T) {
 			f.fault = func(r *http.Request, n int) (int, string) {
 				route := r.Method + " " + r.URL.Path
 				if !matches(route) || (tt.times > 0 && n > tt.times) {
-					if tt.name == "409 on resubmitting a SELECT means it went through" && route == tt.route && n == 2 {
+					if strings.HasPrefix(tt.name, "409 on resubmitting") && route == tt.route && n == 2 {
 						return 409, "duplicate"
 					}
 					return 0, ""
@@ -322,6 +338,16 @@ func TestFakeFaults(t *testing.T) {
 			if got != want {
 				t.Errorf("%d requests to %s, want %d", got, tt.route, want)
 			}
+			// A job is always resubmitted under its first id, so that
+			// BigQuery runs it at most once.
+			f.mu.Lock()
+			for _, id := range f.submitted {
+				if id != f.submitted[0] {
+					t.Errorf("job submitted under ids %v", f.submitted)
+					break
+				}
+			}
+			f.mu.Unlock()
 		})
 	}
 }
@@ -342,6 +368,8 @@ func selectQuery(a *Adapter) error {
 }
 
 var selectQueryDuplicate = selectQuery
+
+var insertQueryDuplicate = insertQuery
 
 func insertQuery(a *Adapter) error {
 	_, err := a.Execute(context.Background(), &dataformpb.ExecuteRequest{Statement: "INSERT INTO t VALUES (1)"})

@@ -22,7 +22,7 @@ import (
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/adapters/policy"
-	"github.com/dfdtools/dfd/adapters/sqlclass"
+	"github.com/dfdtools/dfd/gsql"
 	"github.com/dfdtools/dfd/internal/bqtest"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
@@ -36,7 +36,8 @@ import (
 // the emulator executes dry-run statements (a known difference), so a
 // forwarded dry run would make the emulator, not dfd, decide the outcome.
 // The transport therefore answers dry runs itself, the way BigQuery does
-// (a DONE job with statistics and nothing else), and forwards everything
+// (a DONE job with statistics, statement type SELECT for the queries and
+// SCRIPT or DML for the rest, and nothing else), and forwards everything
 // else. The test then asserts on the wire — no tables.delete at all, every
 // job whose statement is not a read-only query was a dry run, and the only
 // real jobs were the read-only queries — and reads every table and row back
@@ -54,17 +55,22 @@ func TestPreviewChangesNothing(t *testing.T) {
 	w.intercept = func(r *request) *http.Response {
 		if r.Method == http.MethodPost && r.DryRun {
 			dryRuns++
+			stype := "SCRIPT"
+			if gsql.IsReadOnlyQuery(context.Background(), r.Statement) {
+				stype = "SELECT"
+			}
 			return jsonResponse(200, map[string]any{
 				"kind":          "bigquery#job",
 				"jobReference":  map[string]any{"projectId": bqtest.Project},
 				"configuration": r.Job["configuration"],
 				"status":        map[string]any{"state": "DONE"},
-				"statistics":    map[string]any{"totalBytesProcessed": "0", "query": map[string]any{"totalBytesProcessed": "0"}},
+				"statistics": map[string]any{"totalBytesProcessed": "0", "query": map[string]any{
+					"totalBytesProcessed": "0", "statementType": stype}},
 			})
 		}
 		return nil
 	}
-	c := cache.Open(bqa, cache.Options{Path: filepath.Join(t.TempDir(), "m.db"), DefaultDatabase: bqtest.Project})
+	c := cache.Open(bqa, cache.Options{Path: filepath.Join(t.TempDir(), "m.db"), DefaultDatabase: bqtest.Project, ReadOnly: gsql.IsReadOnlyQuery})
 	defer c.Close()
 	rec := adapters.NewRecorder(policy.Policy{Mode: policy.Preview, MaxBytesBilled: 1 << 30}.Wrap(c))
 
@@ -138,7 +144,7 @@ func TestPreviewChangesNothing(t *testing.T) {
 		if r.Method != http.MethodPost {
 			continue
 		}
-		if kind, _ := sqlclass.Classify(r.Statement); kind != sqlclass.Query && !r.DryRun {
+		if !gsql.IsReadOnlyQuery(ctx, r.Statement) && !r.DryRun {
 			t.Errorf("statement sent as a real job: %s", r.Statement)
 		}
 		if !r.DryRun {
@@ -148,8 +154,10 @@ func TestPreviewChangesNothing(t *testing.T) {
 			}
 		}
 	}
-	if realJobs != len(reads) || dryRuns != len(writes) {
-		t.Errorf("real jobs = %d (want %d), dry runs = %d (want %d)", realJobs, len(reads), dryRuns, len(writes))
+	// Every write is a dry run; every read is verified by one (BigQuery's
+	// verdict) before it runs.
+	if realJobs != len(reads) || dryRuns != len(writes)+len(reads) {
+		t.Errorf("real jobs = %d (want %d), dry runs = %d (want %d)", realJobs, len(reads), dryRuns, len(writes)+len(reads))
 	}
 
 	// In the call record.

@@ -39,10 +39,16 @@
 //
 // # Execute
 //
-// Results of read-only queries (adapters/sqlclass) and of dry runs (which
-// change nothing) are kept in memory for Options.QueryTTL, keyed by the
-// whole request (statement, parameters, limits, options), in an LRU bounded
-// by Options.QueryBytes. Any other statement goes straight through.
+// Results of read-only queries (as Options.ReadOnly decides; without it,
+// none) and of dry runs (which change nothing) are kept in memory for
+// Options.QueryTTL, keyed by the whole request (statement, parameters,
+// limits, options), in an LRU bounded by Options.QueryBytes. Any other
+// statement goes straight through. CachedExecute answers from those kept
+// results only (the after-compile checks, which must not bill anything).
+//
+// Verify (adapters.Verifier, when the wrapped adapter has it) keeps
+// BigQuery's dry-run verdicts the same way, so the preview policy's gate
+// costs one dry run per distinct statement.
 //
 // # Goroutines
 //
@@ -68,7 +74,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/dfdtools/dfd/adapters"
-	"github.com/dfdtools/dfd/adapters/sqlclass"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 
@@ -97,8 +102,13 @@ type Options struct {
 
 	// QueryTTL is how long Execute results are kept (default 5m).
 	QueryTTL time.Duration
-	// QueryBytes caps the memory of kept Execute results (default 32 MiB).
+	// QueryBytes caps the memory of kept Execute results (default 32 MiB),
+	// and separately of kept verdicts.
 	QueryBytes int64
+	// ReadOnly says which statements only read, so that their results may
+	// be kept and shared (dfd passes gsql.IsReadOnlyQuery). Nil: results
+	// of real executions are never kept, only those of dry runs.
+	ReadOnly adapters.ReadOnlyFunc
 
 	// Log receives warnings (corrupt store, failed background refresh).
 	Log func(format string, args ...any)
@@ -203,7 +213,8 @@ type Cache struct {
 	pending  map[string]bool // keys with a background refresh queued or running
 	warnings []string
 
-	queries *lru
+	queries  *lru[*dataformpb.ExecuteResponse]
+	verdicts *lru[*adapters.Verdict]
 
 	hits, misses, stale, fetches, refreshes atomic.Uint64
 }
@@ -221,16 +232,17 @@ func Open(inner adapters.DbAdapter, opts Options) *Cache {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{
-		inner:   inner,
-		opts:    opts,
-		ctx:     ctx,
-		cancel:  cancel,
-		sem:     make(chan struct{}, opts.Workers),
-		tables:  map[tkey]*tableEntry{},
-		lists:   map[lkey]*listEntry{},
-		flights: map[string]*flight{},
-		pending: map[string]bool{},
-		queries: newLRU(opts.QueryBytes),
+		inner:    inner,
+		opts:     opts,
+		ctx:      ctx,
+		cancel:   cancel,
+		sem:      make(chan struct{}, opts.Workers),
+		tables:   map[tkey]*tableEntry{},
+		lists:    map[lkey]*listEntry{},
+		flights:  map[string]*flight{},
+		pending:  map[string]bool{},
+		queries:  newLRU(opts.QueryBytes, responseSize),
+		verdicts: newLRU(opts.QueryBytes, verdictSize),
 	}
 	if opts.Path != "" {
 		c.store = openStore(opts.Path, c.warn)
@@ -643,6 +655,7 @@ func (c *Cache) Invalidate(target *dataformpb.Target) {
 	}
 	c.mu.Unlock()
 	c.queries.clear()
+	c.verdicts.clear()
 	c.store.remove([]tkey{k}, lists)
 }
 
@@ -656,6 +669,7 @@ func (c *Cache) Clear() error {
 	c.lists = map[lkey]*listEntry{}
 	c.mu.Unlock()
 	c.queries.clear()
+	c.verdicts.clear()
 	if c.store == nil {
 		return nil
 	}
@@ -826,15 +840,14 @@ func (c *Cache) Prefetch(ctx context.Context, datasets []Dataset) error {
 // Execute answers read-only queries and dry runs from the query cache when
 // it can; every other statement goes straight to the wrapped adapter.
 func (c *Cache) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, error) {
-	if !req.GetBigQueryOptions().GetDryRun() && !sqlclass.IsReadOnlyQuery(req.GetStatement()) {
+	if !c.keepable(ctx, req) {
 		return c.inner.Execute(ctx, req)
 	}
 	key, err := queryKey(req)
 	if err != nil {
 		return c.inner.Execute(ctx, req)
 	}
-	now := c.opts.Now()
-	if resp, ok := c.queries.get(key, now); ok {
+	if resp, ok := c.queries.get(key, c.opts.Now()); ok {
 		c.hits.Add(1)
 		adapters.MarkCached(ctx)
 		return proto.Clone(resp).(*dataformpb.ExecuteResponse), nil
@@ -861,6 +874,81 @@ func (c *Cache) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (*d
 		return nil, err
 	}
 	return proto.Clone(v.(*dataformpb.ExecuteResponse)).(*dataformpb.ExecuteResponse), nil
+}
+
+// keepable: the result of req may be kept and shared — a dry run, or a
+// statement Options.ReadOnly says only reads.
+func (c *Cache) keepable(ctx context.Context, req *dataformpb.ExecuteRequest) bool {
+	if req.GetBigQueryOptions().GetDryRun() {
+		return true
+	}
+	return c.opts.ReadOnly != nil && c.opts.ReadOnly(ctx, req.GetStatement())
+}
+
+// CachedExecute implements adapters.QueryCache: the kept result of req,
+// if there is one. Nothing is fetched.
+func (c *Cache) CachedExecute(ctx context.Context, req *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, bool) {
+	if !c.keepable(ctx, req) {
+		return nil, false
+	}
+	key, err := queryKey(req)
+	if err != nil {
+		return nil, false
+	}
+	resp, ok := c.queries.get(key, c.opts.Now())
+	if !ok {
+		return nil, false
+	}
+	c.hits.Add(1)
+	adapters.MarkCached(ctx)
+	return proto.Clone(resp).(*dataformpb.ExecuteResponse), true
+}
+
+// Verify implements adapters.Verifier when the wrapped adapter does: its
+// verdicts are kept like query results (concurrent askers share one dry
+// run). Without a verifying backend it answers UNIMPLEMENTED.
+func (c *Cache) Verify(ctx context.Context, req *dataformpb.ExecuteRequest) (*adapters.Verdict, error) {
+	ver, ok := c.inner.(adapters.Verifier)
+	if !ok {
+		return nil, adapters.Errorf(adapters.Unimplemented, "this backend cannot verify statements")
+	}
+	key, err := queryKey(req)
+	if err != nil {
+		return ver.Verify(ctx, req)
+	}
+	if v, ok := c.verdicts.get(key, c.opts.Now()); ok {
+		c.hits.Add(1)
+		adapters.MarkCached(ctx)
+		return cloneVerdict(v), nil
+	}
+	c.misses.Add(1)
+	v, err := c.do(ctx, "v\x00"+key, func(fctx context.Context) (any, error) {
+		c.fetches.Add(1)
+		ep := c.epoch.Load()
+		v, err := ver.Verify(fctx, req)
+		if err != nil {
+			return nil, err
+		}
+		c.wmu.Lock()
+		if c.epoch.Load() == ep {
+			c.verdicts.put(key, v, c.opts.Now().Add(c.opts.QueryTTL))
+		}
+		c.wmu.Unlock()
+		return v, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cloneVerdict(v.(*adapters.Verdict)), nil
+}
+
+func cloneVerdict(v *adapters.Verdict) *adapters.Verdict {
+	out := *v
+	out.Routines = slices.Clone(v.Routines)
+	if v.Response != nil {
+		out.Response = proto.Clone(v.Response).(*dataformpb.ExecuteResponse)
+	}
+	return &out
 }
 
 // queryKey identifies a request by everything in it: two requests that

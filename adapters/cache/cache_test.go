@@ -479,10 +479,13 @@ func TestRefreshAndPrefetch(t *testing.T) {
 	}
 }
 
+// selectsOnly stands in for gsql.IsReadOnlyQuery in unit tests.
+func selectsOnly(_ context.Context, stmt string) bool { return strings.HasPrefix(stmt, "SELECT") }
+
 func TestExecuteCache(t *testing.T) {
 	b := newBackend(0)
 	clk := newClock()
-	c := openTest(t, b, Options{QueryTTL: time.Minute, Now: clk.Now})
+	c := openTest(t, b, Options{QueryTTL: time.Minute, Now: clk.Now, ReadOnly: selectsOnly})
 	ctx := context.Background()
 	exec := func(stmt string, dry bool, rowLimit int64) (*adapters.Call, *dataformpb.ExecuteResponse) {
 		rec := adapters.NewRecorder(c)
@@ -517,8 +520,112 @@ func TestExecuteCache(t *testing.T) {
 	}
 }
 
+func TestExecuteCacheWithoutClassifier(t *testing.T) {
+	b := newBackend(0)
+	c := openTest(t, b, Options{QueryTTL: time.Minute})
+	ctx := context.Background()
+	for range 2 {
+		if _, err := c.Execute(ctx, &dataformpb.ExecuteRequest{Statement: "SELECT 1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.execs.Load() != 2 {
+		t.Errorf("without Options.ReadOnly a real execution was kept: execs = %d", b.execs.Load())
+	}
+	if _, ok := c.CachedExecute(ctx, &dataformpb.ExecuteRequest{Statement: "SELECT 1"}); ok {
+		t.Error("CachedExecute answered without Options.ReadOnly")
+	}
+}
+
+func TestCachedExecute(t *testing.T) {
+	b := newBackend(0)
+	c := openTest(t, b, Options{QueryTTL: time.Minute, ReadOnly: selectsOnly})
+	ctx := context.Background()
+	req := &dataformpb.ExecuteRequest{Statement: "SELECT 1"}
+	if _, ok := c.CachedExecute(ctx, req); ok {
+		t.Fatal("answered before anything was kept")
+	}
+	if b.execs.Load() != 0 {
+		t.Fatal("CachedExecute reached the backend")
+	}
+	c.Execute(ctx, req)
+	resp, ok := c.CachedExecute(ctx, req)
+	if !ok || resp.GetErrors()[0] != "run 1" || b.execs.Load() != 1 {
+		t.Fatalf("kept answer: %v %v, execs %d", resp, ok, b.execs.Load())
+	}
+	if _, ok := c.CachedExecute(ctx, &dataformpb.ExecuteRequest{Statement: "SELECT 1", ByteLimit: 5}); ok {
+		t.Error("a different request was answered")
+	}
+}
+
+// verifyingBackend is a backend with BigQuery's dry-run verdicts.
+type verifyingBackend struct {
+	*backend
+	verifies atomic.Int64
+}
+
+func (v *verifyingBackend) Verify(ctx context.Context, req *dataformpb.ExecuteRequest) (*adapters.Verdict, error) {
+	v.verifies.Add(1)
+	if err := v.wait(ctx); err != nil {
+		return nil, err
+	}
+	if strings.Contains(req.GetStatement(), "bad") {
+		return nil, adapters.Errorf(adapters.InvalidArgument, "Syntax error")
+	}
+	return &adapters.Verdict{StatementType: "SELECT", Routines: []string{"p.d.f"}, Bytes: 42,
+		Response: &dataformpb.ExecuteResponse{Errors: []string{"dry"}}}, nil
+}
+
+func TestVerify(t *testing.T) {
+	ctx := context.Background()
+	plain := openTest(t, newBackend(0), Options{})
+	if _, err := plain.Verify(ctx, &dataformpb.ExecuteRequest{Statement: "SELECT 1"}); adapters.CodeOf(err) != adapters.Unimplemented {
+		t.Errorf("Verify without a verifying backend: %v", err)
+	}
+
+	vb := &verifyingBackend{backend: newBackend(0)}
+	vb.gate = make(chan struct{})
+	clk := newClock()
+	c := openTest(t, vb, Options{QueryTTL: time.Minute, Now: clk.Now})
+	req := &dataformpb.ExecuteRequest{Statement: "SELECT x", BigQueryOptions: &dataformpb.BigQueryExecuteOptions{DryRun: true}}
+	// Concurrent askers share one dry run.
+	var wg sync.WaitGroup
+	verdicts := make([]*adapters.Verdict, 3)
+	for i := range verdicts {
+		wg.Go(func() {
+			v, err := c.Verify(ctx, req)
+			if err != nil {
+				t.Error(err)
+			}
+			verdicts[i] = v
+		})
+	}
+	waitFor(t, func() bool { return vb.verifies.Load() == 1 })
+	close(vb.gate)
+	wg.Wait()
+	if vb.verifies.Load() != 1 {
+		t.Errorf("verifies = %d, want 1", vb.verifies.Load())
+	}
+	v, err := c.Verify(ctx, req)
+	if err != nil || v.StatementType != "SELECT" || v.Bytes != 42 || v.Routines[0] != "p.d.f" || vb.verifies.Load() != 1 {
+		t.Fatalf("kept verdict %+v %v (verifies %d)", v, err, vb.verifies.Load())
+	}
+	v.Routines[0] = "changed"
+	if again, _ := c.Verify(ctx, req); again.Routines[0] != "p.d.f" {
+		t.Error("a caller changed the kept verdict")
+	}
+	if _, err := c.Verify(ctx, &dataformpb.ExecuteRequest{Statement: "bad"}); adapters.CodeOf(err) != adapters.InvalidArgument {
+		t.Errorf("failing verdict: %v", err)
+	}
+	clk.Add(2 * time.Minute)
+	c.Verify(ctx, req)
+	if vb.verifies.Load() != 3 {
+		t.Errorf("expired verdict served: verifies = %d", vb.verifies.Load())
+	}
+}
+
 func TestLRU(t *testing.T) {
-	l := newLRU(10_000)
+	l := newLRU(10_000, responseSize)
 	now := time.Now()
 	resp := &dataformpb.ExecuteResponse{Errors: []string{strings.Repeat("x", 1000)}}
 	for i := range 20 {

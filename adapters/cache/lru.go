@@ -7,51 +7,64 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 
-// lru keeps Execute results until they expire or the byte budget pushes
-// out the least recently used ones. Sizes are the responses' encoded sizes,
-// a fair stand-in for their memory.
-type lru struct {
-	mu    sync.Mutex
-	max   int64
-	bytes int64
-	order *list.List // of *lruItem, most recently used first
-	items map[string]*list.Element
+// lru keeps values (Execute results, dry-run verdicts) until they expire
+// or the byte budget pushes out the least recently used ones. Sizes are
+// the values' encoded sizes, a fair stand-in for their memory.
+type lru[V any] struct {
+	mu     sync.Mutex
+	max    int64
+	sizeOf func(V) int64
+	bytes  int64
+	order  *list.List // of *lruItem[V], most recently used first
+	items  map[string]*list.Element
 }
 
-type lruItem struct {
+type lruItem[V any] struct {
 	key     string
-	resp    *dataformpb.ExecuteResponse
+	val     V
 	size    int64
 	expires time.Time
 }
 
-func newLRU(max int64) *lru {
-	return &lru{max: max, order: list.New(), items: map[string]*list.Element{}}
+func newLRU[V any](max int64, sizeOf func(V) int64) *lru[V] {
+	return &lru[V]{max: max, sizeOf: sizeOf, order: list.New(), items: map[string]*list.Element{}}
 }
 
-func (l *lru) get(key string, now time.Time) (*dataformpb.ExecuteResponse, bool) {
+func responseSize(r *dataformpb.ExecuteResponse) int64 { return int64(proto.Size(r)) }
+
+func verdictSize(v *adapters.Verdict) int64 {
+	n := int64(proto.Size(v.Response)) + int64(len(v.StatementType)) + 16
+	for _, r := range v.Routines {
+		n += int64(len(r))
+	}
+	return n
+}
+
+func (l *lru[V]) get(key string, now time.Time) (V, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	var zero V
 	el, ok := l.items[key]
 	if !ok {
-		return nil, false
+		return zero, false
 	}
-	it := el.Value.(*lruItem)
+	it := el.Value.(*lruItem[V])
 	if !now.Before(it.expires) {
 		l.remove(el)
-		return nil, false
+		return zero, false
 	}
 	l.order.MoveToFront(el)
-	return it.resp, true
+	return it.val, true
 }
 
-// put keeps resp until expires. A response larger than a quarter of the
+// put keeps val until expires. A value larger than a quarter of the
 // budget is not kept: it would push out many small ones.
-func (l *lru) put(key string, resp *dataformpb.ExecuteResponse, expires time.Time) {
-	size := int64(proto.Size(resp)) + int64(len(key)) + 64
+func (l *lru[V]) put(key string, val V, expires time.Time) {
+	size := l.sizeOf(val) + int64(len(key)) + 64
 	if size > l.max/4 {
 		return
 	}
@@ -60,20 +73,20 @@ func (l *lru) put(key string, resp *dataformpb.ExecuteResponse, expires time.Tim
 	if el, ok := l.items[key]; ok {
 		l.remove(el)
 	}
-	l.items[key] = l.order.PushFront(&lruItem{key: key, resp: resp, size: size, expires: expires})
+	l.items[key] = l.order.PushFront(&lruItem[V]{key: key, val: val, size: size, expires: expires})
 	l.bytes += size
 	for l.bytes > l.max {
 		l.remove(l.order.Back())
 	}
 }
 
-func (l *lru) remove(el *list.Element) {
-	it := l.order.Remove(el).(*lruItem)
+func (l *lru[V]) remove(el *list.Element) {
+	it := l.order.Remove(el).(*lruItem[V])
 	delete(l.items, it.key)
 	l.bytes -= it.size
 }
 
-func (l *lru) clear() {
+func (l *lru[V]) clear() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.order.Init()
@@ -81,7 +94,7 @@ func (l *lru) clear() {
 	l.bytes = 0
 }
 
-func (l *lru) stats() (n int, bytes int64) {
+func (l *lru[V]) stats() (n int, bytes int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.items), l.bytes

@@ -1,7 +1,8 @@
 // Package connect assembles the BigQuery side of dfd in one call:
 // credentials (package credentials) → the BigQuery adapter (package
 // bigquery) → the metadata cache (package cache), with the cache file kept
-// per backend under the user's cache directory.
+// per backend under the user's cache directory, and GoogleSQL (package
+// gsql) deciding which query results the cache may keep.
 //
 // The daemon, `dfd jit` and `dfd metadata` all open BigQuery this way, so
 // they share one cache file per backend and agree on where it is.
@@ -15,6 +16,7 @@ import (
 	"github.com/dfdtools/dfd/adapters/bigquery"
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/adapters/credentials"
+	"github.com/dfdtools/dfd/gsql"
 )
 
 // NoCache as Config.CachePath keeps metadata in memory only.
@@ -28,7 +30,7 @@ type Config struct {
 	// CachePathFor), NoCache for memory only.
 	CachePath string
 	// Cache tunes the cache (TTL, MaxStale, …); Path, DefaultDatabase and
-	// Log are filled in.
+	// Log are filled in, and ReadOnly when unset (gsql.IsReadOnlyQuery).
 	Cache cache.Options
 	// BigQuery tunes the adapter (job prefix, retries, …); Project,
 	// DefaultDatabase, Location and ClientOptions are filled in.
@@ -68,6 +70,9 @@ func Open(ctx context.Context, cfg Config) (*Backend, error) {
 	co := cfg.Cache
 	co.DefaultDatabase = creds.DefaultDatabase
 	co.Log = cfg.Log
+	if co.ReadOnly == nil {
+		co.ReadOnly = gsql.IsReadOnlyQuery
+	}
 	switch cfg.CachePath {
 	case NoCache:
 		co.Path = ""

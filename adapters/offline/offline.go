@@ -176,6 +176,9 @@ func Parse(name string, data []byte, opts Options) (*Adapter, error) {
 // Name is the snapshot's file name, as given to Load or Parse.
 func (a *Adapter) Name() string { return a.name }
 
+// Unbilled implements adapters.Unbilled: answers come from a file.
+func (a *Adapter) Unbilled() {}
+
 // NormalizeStatement is the form statements are matched in: leading and
 // trailing white space removed and every run of white space (spaces, tabs,
 // newlines, including inside string literals) replaced by one space. Case,

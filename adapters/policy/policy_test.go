@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"maps"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -67,13 +68,13 @@ func TestExecute(t *testing.T) {
 			name:   "preview insert becomes a dry run",
 			policy: Policy{Mode: Preview},
 			req:    &dataformpb.ExecuteRequest{Statement: "INSERT INTO t VALUES (1)"},
-			want:   want{dryRun: true, labels: map[string]string{"dfd": "preview"}},
+			want:   want{dryRun: true, byteLimit: DefaultMaxBytesBilled, labels: map[string]string{"dfd": "preview"}},
 		},
 		{
 			name:   "preview script becomes a dry run",
 			policy: Policy{},
 			req:    &dataformpb.ExecuteRequest{Statement: "SELECT 1; DROP TABLE x"},
-			want:   want{dryRun: true, labels: map[string]string{"dfd": "preview"}},
+			want:   want{dryRun: true, byteLimit: DefaultMaxBytesBilled, labels: map[string]string{"dfd": "preview"}},
 		},
 		{
 			name:   "preview keeps a lower request byte limit",
@@ -88,10 +89,54 @@ func TestExecute(t *testing.T) {
 			want:   want{byteLimit: 1000, labels: map[string]string{"dfd": "preview"}},
 		},
 		{
-			name:   "no cap leaves the byte limit alone",
+			name:   "preview without a cap gets the default cap",
 			policy: Policy{},
+			req:    &dataformpb.ExecuteRequest{Statement: "SELECT 1"},
+			want:   want{byteLimit: DefaultMaxBytesBilled, labels: map[string]string{"dfd": "preview"}},
+		},
+		{
+			name:   "preview default cap lowers a higher request limit",
+			policy: Policy{},
+			req:    &dataformpb.ExecuteRequest{Statement: "SELECT 1", ByteLimit: 1 << 40},
+			want:   want{byteLimit: DefaultMaxBytesBilled, labels: map[string]string{"dfd": "preview"}},
+		},
+		{
+			name:   "unlimited leaves the byte limit alone",
+			policy: Policy{UnlimitedBytesBilled: true, MaxBytesBilled: 1000},
 			req:    &dataformpb.ExecuteRequest{Statement: "SELECT 1", ByteLimit: 5000},
 			want:   want{byteLimit: 5000, labels: map[string]string{"dfd": "preview"}},
+		},
+		{
+			name:   "run without a cap leaves the byte limit alone",
+			policy: Policy{Mode: Run},
+			req:    &dataformpb.ExecuteRequest{Statement: "SELECT 1", ByteLimit: 5000},
+			want:   want{byteLimit: 5000, noOptions: true},
+		},
+		{
+			name:   "preview ignores the JiT code's location and reservation",
+			policy: Policy{Location: "US", Reservation: "dfd-slots"},
+			req: &dataformpb.ExecuteRequest{Statement: "SELECT 1", BigQueryOptions: &dataformpb.BigQueryExecuteOptions{
+				Location: "EU", Reservation: "someone-elses",
+			}},
+			want: want{byteLimit: DefaultMaxBytesBilled, labels: map[string]string{"dfd": "preview"}, location: "US", resv: "dfd-slots"},
+		},
+		{
+			name:   "preview legacy SQL becomes a dry run",
+			policy: Policy{},
+			req:    &dataformpb.ExecuteRequest{Statement: "SELECT 1", BigQueryOptions: &dataformpb.BigQueryExecuteOptions{UseLegacySql: true}},
+			want:   want{dryRun: true, byteLimit: DefaultMaxBytesBilled, labels: map[string]string{"dfd": "preview"}},
+		},
+		{
+			name:   "preview comment ended by a carriage return is a script",
+			policy: Policy{},
+			req:    &dataformpb.ExecuteRequest{Statement: "SELECT 1 --\r; DROP TABLE `d.t`\n"},
+			want:   want{dryRun: true, byteLimit: DefaultMaxBytesBilled, labels: map[string]string{"dfd": "preview"}},
+		},
+		{
+			name:   "preview external query becomes a dry run",
+			policy: Policy{},
+			req:    &dataformpb.ExecuteRequest{Statement: "SELECT * FROM EXTERNAL_QUERY('c', 'DELETE FROM users')"},
+			want:   want{dryRun: true, byteLimit: DefaultMaxBytesBilled, labels: map[string]string{"dfd": "preview"}},
 		},
 		{
 			name:   "preview labels: policy, then request, then dfd=preview",
@@ -99,7 +144,7 @@ func TestExecute(t *testing.T) {
 			req: &dataformpb.ExecuteRequest{Statement: "SELECT 1", BigQueryOptions: &dataformpb.BigQueryExecuteOptions{
 				Labels: map[string]string{"team": "growth", "dfd": "prod"},
 			}},
-			want: want{labels: map[string]string{"team": "growth", "env": "dev", "dfd": "preview"}},
+			want: want{byteLimit: DefaultMaxBytesBilled, labels: map[string]string{"team": "growth", "env": "dev", "dfd": "preview"}},
 		},
 		{
 			name: "run merges options like the CLI",
@@ -138,7 +183,7 @@ func TestExecute(t *testing.T) {
 			name:   "unknown mode is a preview",
 			policy: Policy{Mode: Mode(7)},
 			req:    &dataformpb.ExecuteRequest{Statement: "DROP TABLE t"},
-			want:   want{dryRun: true, labels: map[string]string{"dfd": "preview"}},
+			want:   want{dryRun: true, byteLimit: DefaultMaxBytesBilled, labels: map[string]string{"dfd": "preview"}},
 		},
 	}
 	for _, tt := range tests {
@@ -189,6 +234,7 @@ func TestDeleteTable(t *testing.T) {
 	}{
 		{name: "preview refuses", policy: Policy{Mode: Preview}, wantCode: adapters.PermissionDenied},
 		{name: "preview with dry run still refuses", policy: Policy{Mode: Preview, DryRun: true}, wantCode: adapters.PermissionDenied},
+		{name: "check refuses", policy: Policy{Mode: Check}, wantCode: adapters.PermissionDenied},
 		{name: "run dry-run is a no-op", policy: Policy{Mode: Run, DryRun: true}, wantDryRun: true},
 		{name: "run deletes", policy: Policy{Mode: Run}, wantInner: true},
 	}
@@ -234,13 +280,13 @@ func TestDryRunIsRecorded(t *testing.T) {
 	if !calls[1].DryRun || len(calls[1].Notes) != 1 || calls[1].Notes[0] != "preview: MERGE statement, executed as a dry run" {
 		t.Errorf("MERGE recorded as %+v", calls[1])
 	}
-	if calls[1].Summary != "MERGE t USING u ON true" {
+	if calls[1].Summary != "MERGE t USING u ON true …" {
 		t.Errorf("summary = %q", calls[1].Summary)
 	}
 }
 
 func TestReadsPassThrough(t *testing.T) {
-	for _, mode := range []Mode{Preview, Run} {
+	for _, mode := range []Mode{Preview, Check, Run} {
 		s := &spy{}
 		a := Policy{Mode: mode}.Wrap(s)
 		if _, err := a.ListTables(context.Background(), &dataformpb.ListTablesRequest{Database: "acme", Schema: "clicks"}); err != nil {
@@ -263,5 +309,133 @@ func TestWrapCopiesLabels(t *testing.T) {
 	a.Execute(context.Background(), &dataformpb.ExecuteRequest{Statement: "SELECT 1"})
 	if got := s.execs[0].GetBigQueryOptions().GetLabels()["team"]; got != "data" {
 		t.Errorf("label = %q, want the value at Wrap time", got)
+	}
+}
+
+// verifier is a backend that judges statements (BigQuery's dry run) and
+// keeps query answers (the cache).
+type verifier struct {
+	spy
+	verdict  *adapters.Verdict
+	err      error
+	verifies []*dataformpb.ExecuteRequest
+	cached   map[string]*dataformpb.ExecuteResponse // by statement
+}
+
+func (v *verifier) Verify(_ context.Context, req *dataformpb.ExecuteRequest) (*adapters.Verdict, error) {
+	v.verifies = append(v.verifies, req)
+	if v.err != nil {
+		return nil, v.err
+	}
+	out := *v.verdict
+	return &out, nil
+}
+
+func (v *verifier) CachedExecute(_ context.Context, req *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, bool) {
+	r, ok := v.cached[req.GetStatement()]
+	return r, ok
+}
+
+func TestVerdictGate(t *testing.T) {
+	dryAnswer := &dataformpb.ExecuteResponse{SchemaFields: []*dataformpb.Field{{Name: "x"}}}
+	tests := []struct {
+		name     string
+		verdict  *adapters.Verdict
+		err      error
+		policy   Policy
+		wantExec bool // the statement ran for real
+		wantNote string
+		wantCode adapters.Code
+	}{
+		{name: "SELECT runs", verdict: &adapters.Verdict{StatementType: "SELECT", Bytes: 100}, wantExec: true},
+		{name: "DML by BigQuery's account stays a dry run", verdict: &adapters.Verdict{StatementType: "INSERT", Response: dryAnswer},
+			wantNote: "preview: BigQuery's dry run says INSERT, answered by the dry run"},
+		{name: "no statement type stays a dry run", verdict: &adapters.Verdict{Response: dryAnswer},
+			wantNote: "preview: BigQuery's dry run says no statement type, answered by the dry run"},
+		{name: "routines stay a dry run", verdict: &adapters.Verdict{StatementType: "SELECT", Routines: []string{"p.d.remote_fn"}, Response: dryAnswer},
+			wantNote: "preview: BigQuery's dry run says it references p.d.remote_fn, answered by the dry run"},
+		{name: "over the cap stays a dry run", verdict: &adapters.Verdict{StatementType: "SELECT", Bytes: 3 << 30, Response: dryAnswer},
+			policy:   Policy{MaxBytesBilled: 1 << 30},
+			wantNote: "preview: BigQuery's dry run says it would process 3.0 GiB, more than the preview's cap of 1.0 GiB, answered by the dry run"},
+		{name: "unlimited ignores the bytes", verdict: &adapters.Verdict{StatementType: "SELECT", Bytes: 1 << 50},
+			policy: Policy{UnlimitedBytesBilled: true}, wantExec: true},
+		{name: "failing dry run fails the call", err: adapters.Errorf(adapters.InvalidArgument, "Unrecognized name: x"), wantCode: adapters.InvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := &verifier{verdict: tt.verdict, err: tt.err}
+			rec := adapters.NewRecorder(tt.policy.Wrap(v))
+			resp, err := rec.Execute(context.Background(), &dataformpb.ExecuteRequest{Statement: "SELECT x FROM `p.d.t`"})
+			if got := adapters.CodeOf(err); got != tt.wantCode {
+				t.Fatalf("code %q (%v), want %q", got, err, tt.wantCode)
+			}
+			if len(v.verifies) != 1 || !v.verifies[0].GetBigQueryOptions().GetDryRun() {
+				t.Fatalf("verifies = %v", v.verifies)
+			}
+			if got := v.verifies[0].GetBigQueryOptions().GetLabels()["dfd"]; got != "preview" {
+				t.Errorf("the verifying dry run has no dfd=preview label: %v", v.verifies[0])
+			}
+			if (len(v.execs) == 1) != tt.wantExec {
+				t.Errorf("executions = %v, want run for real: %v", v.execs, tt.wantExec)
+			}
+			if tt.wantExec && v.execs[0].GetBigQueryOptions().GetDryRun() {
+				t.Errorf("executed as a dry run: %v", v.execs[0])
+			}
+			call := rec.Calls()[0]
+			if tt.wantNote != "" {
+				if !call.DryRun || len(call.Notes) != 1 || call.Notes[0] != tt.wantNote {
+					t.Errorf("recorded %+v, want dry run with note %q", call, tt.wantNote)
+				}
+				if !proto.Equal(resp, dryAnswer) {
+					t.Errorf("answer %v, want the dry run's", resp)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckMode(t *testing.T) {
+	ctx := context.Background()
+	cachedAnswer := &dataformpb.ExecuteResponse{Errors: []string{"kept"}}
+	v := &verifier{verdict: &adapters.Verdict{StatementType: "SELECT"}, cached: map[string]*dataformpb.ExecuteResponse{"SELECT 1": cachedAnswer}}
+	rec := adapters.NewRecorder(Policy{Mode: Check}.Wrap(v))
+
+	resp, err := rec.Execute(ctx, &dataformpb.ExecuteRequest{Statement: "SELECT 1"})
+	if err != nil || !proto.Equal(resp, cachedAnswer) {
+		t.Fatalf("cached query: %v %v", resp, err)
+	}
+	if len(v.execs)+len(v.verifies) != 0 {
+		t.Fatalf("a cached answer reached the backend: %v %v", v.execs, v.verifies)
+	}
+	if _, err := rec.Execute(ctx, &dataformpb.ExecuteRequest{Statement: "SELECT 2"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.execs) != 1 || !v.execs[0].GetBigQueryOptions().GetDryRun() || len(v.verifies) != 0 {
+		t.Fatalf("uncached query in check mode: execs %v verifies %v", v.execs, v.verifies)
+	}
+	if got := v.execs[0].GetByteLimit(); got != DefaultMaxBytesBilled {
+		t.Errorf("byte limit %d", got)
+	}
+	calls := rec.Calls()
+	if !strings.Contains(calls[0].Notes[0], "query cache") || !calls[1].DryRun ||
+		calls[1].Notes[0] != "check after a compile: queries run only in a preview you ask for, executed as a dry run" {
+		t.Errorf("calls %+v", calls)
+	}
+	if err := rec.DeleteTable(ctx, &dataformpb.DeleteTableRequest{Target: target}); adapters.CodeOf(err) != adapters.PermissionDenied {
+		t.Errorf("delete in check mode: %v", err)
+	}
+}
+
+type unbilled struct{ spy }
+
+func (unbilled) Unbilled() {}
+
+func TestCheckModeUnbilledRuns(t *testing.T) {
+	u := &unbilled{}
+	if _, err := (Policy{Mode: Check}).Wrap(u).Execute(context.Background(), &dataformpb.ExecuteRequest{Statement: "SELECT 1"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(u.execs) != 1 || u.execs[0].GetBigQueryOptions().GetDryRun() {
+		t.Fatalf("an unbilled backend's query should run as in a preview: %v", u.execs)
 	}
 }
