@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/internal/heapwatch"
 	"github.com/dfdtools/dfd/jit/wire"
 	"github.com/dfdtools/dfd/jit/wirepb"
 )
@@ -36,17 +37,9 @@ func ServeWorker(ctx context.Context, in io.Reader, out io.Writer, stderr io.Wri
 		}
 		return a
 	}}))
-	if opts.GCPercent != 0 {
-		debug.SetGCPercent(opts.GCPercent)
-	}
-	switch {
-	case opts.SoftMemoryLimit > 0 && (opts.MemoryLimit <= 0 || opts.SoftMemoryLimit < opts.MemoryLimit):
-		debug.SetMemoryLimit(opts.SoftMemoryLimit)
-	case opts.MemoryLimit > 0:
-		debug.SetMemoryLimit(opts.MemoryLimit)
-	}
+	heapwatch.SetLimits(opts.GCPercent, opts.SoftMemoryLimit, opts.MemoryLimit)
 	if opts.SampleEvery <= 0 {
-		opts.SampleEvery = 20 * time.Millisecond
+		opts.SampleEvery = heapwatch.DefaultEvery
 	}
 	if opts.Spares <= 0 {
 		opts.Spares = DefaultSpares

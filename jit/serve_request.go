@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/internal/heapwatch"
 	"github.com/dfdtools/dfd/jit/wirepb"
 )
 
@@ -61,11 +62,11 @@ func (s *server) handle(ctx context.Context, req *wirepb.Request) (*wirepb.Respo
 	}
 
 	s.logReq.Store(req.GetId())
-	heap := watchHeap(s.opts.MemoryLimit, s.opts.SampleEvery, func() { cancel(ErrMemoryLimit) })
+	heap := heapwatch.Start(s.opts.MemoryLimit, s.opts.SampleEvery, func() { cancel(ErrMemoryLimit) })
 	runStart := time.Now()
 	result, err := s.run(reqCtx, rt, req.GetId(), job)
 	resp.Stats.RunMicros = time.Since(runStart).Microseconds()
-	resp.Stats.PeakHeapBytes = heap.stop()
+	resp.Stats.PeakHeapBytes = heap.Stop()
 	s.logReq.Store(0)
 
 	s.setOutcome(resp, reqCtx, result, err)

@@ -1,27 +1,61 @@
-package jit
+// Package heapwatch is the heap ceiling of a process that runs project
+// code in goja: dfd's goja workers and `dfd compile`'s in-process compile.
+// goja's objects live on the Go heap, so the Go heap measures what the
+// script allocates; a watcher samples it while the code runs and, when it
+// crosses the ceiling, calls back to interrupt the code, which then fails
+// with a clear error instead of eating the machine.
+//
+// The heap measured is the whole process's: it is meant for a process
+// that runs one piece of project code at a time.
+package heapwatch
 
 import (
+	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"time"
 )
 
-// heapWatch samples the Go heap while a request runs. goja's objects live
-// on the Go heap, so it measures what the script allocates.
-type heapWatch struct {
+// DefaultEvery is the default sampling period.
+const DefaultEvery = 20 * time.Millisecond
+
+// SetLimits configures the process's collector for a heap ceiling of hard
+// bytes (0: none): GOGC gcPercent (0 leaves it as it is), and a soft
+// memory limit of soft when it is positive and below hard, else hard. The
+// ceiling rule of Watch relies on a soft limit at or below the ceiling:
+// the collector then works harder as the heap nears it, and garbage alone
+// never crosses it.
+func SetLimits(gcPercent int, soft, hard int64) {
+	if gcPercent != 0 {
+		debug.SetGCPercent(gcPercent)
+	}
+	switch {
+	case soft > 0 && (hard <= 0 || soft < hard):
+		debug.SetMemoryLimit(soft)
+	case hard > 0:
+		debug.SetMemoryLimit(hard)
+	}
+}
+
+// Watch samples the Go heap while project code runs.
+type Watch struct {
 	done chan struct{}
 	wg   sync.WaitGroup
-	peak uint64 // written by the sampler until stop has waited for it
+	peak uint64 // written by the sampler until Stop has waited for it
 }
 
 // gcWindow is the period over which the collector's share of CPU is judged.
 const gcWindow = 500 * time.Millisecond
 
-// watchHeap samples every period. When limit > 0 and the heap crosses it
-// (see heapState.over), over is called once: it interrupts the request.
-// The caller owns the sampler and must call stop.
-func watchHeap(limit int64, every time.Duration, over func()) *heapWatch {
-	w := &heapWatch{done: make(chan struct{})}
+// Start samples every period (DefaultEvery when not positive). When
+// limit > 0 and the heap crosses it (see heapState.over), over is called
+// once: it interrupts the code. The caller owns the sampler and must call
+// Stop.
+func Start(limit int64, every time.Duration, over func()) *Watch {
+	if every <= 0 {
+		every = DefaultEvery
+	}
+	w := &Watch{done: make(chan struct{})}
 	var h heapState
 	h.read()
 	w.peak = h.objects
@@ -54,8 +88,8 @@ func watchHeap(limit int64, every time.Duration, over func()) *heapWatch {
 	return w
 }
 
-// stop ends the sampler and returns the peak heap seen.
-func (w *heapWatch) stop() uint64 {
+// Stop ends the sampler and returns the peak heap seen.
+func (w *Watch) Stop() uint64 {
 	close(w.done)
 	w.wg.Wait()
 	var h heapState
@@ -97,8 +131,8 @@ func (h *heapState) gcShareSince(prev heapState) float64 {
 	return gc / (gc + user)
 }
 
-// over reports whether the heap crossed limit. The worker's soft memory
-// limit equals the ceiling (debug.SetMemoryLimit), so the collector works
+// over reports whether the heap crossed limit. The process's soft memory
+// limit is at or below the ceiling (SetLimits), so the collector works
 // harder as the heap nears it and garbage alone never crosses it. Live data
 // that outgrows it shows in one of three ways:
 //   - heap objects above the limit: the collector could not keep up;
