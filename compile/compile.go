@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/internal/heapwatch"
 	"github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
@@ -82,6 +83,13 @@ type Options struct {
 	FilePaths []string
 	// Log receives console output of the project's JavaScript.
 	Log func(level, msg string)
+	// MemoryLimit is the heap ceiling of the compile in bytes (0: none),
+	// as dfd's goja workers have one: when the process's Go heap crosses it
+	// the compile is interrupted and fails with a *MemoryLimitError. The
+	// heap measured is the whole process's, so this is for a process that
+	// compiles one project, as `dfd compile`; it should also have set its
+	// collector's limits with heapwatch.SetLimits.
+	MemoryLimit int64
 }
 
 // Result is a compiled project.
@@ -105,6 +113,15 @@ type TimeoutError struct{ Timeout time.Duration }
 
 func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("Compilation timed out after %s. To allow more time, re-run with a longer --timeout (e.g. --timeout=2m, --timeout=1h).", e.Timeout)
+}
+
+// MemoryLimitError is returned when a compilation needs more memory than
+// its ceiling (Options.MemoryLimit): a project that builds ever-growing
+// data, or one too big for the limit.
+type MemoryLimitError struct{ Limit int64 }
+
+func (e *MemoryLimitError) Error() string {
+	return fmt.Sprintf("Compilation exceeded the memory limit of %d MiB. To allow more memory, re-run with a larger --memory-limit (e.g. --memory-limit=%dMiB).", e.Limit>>20, 2*(e.Limit>>20))
 }
 
 // Run compiles p with core.
@@ -156,10 +173,22 @@ func RunPrepared(ctx context.Context, rt *engine.Runtime, p *project.Project, op
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var heap *heapwatch.Watch
+	if opts.MemoryLimit > 0 {
+		heap = heapwatch.Start(opts.MemoryLimit, 0, func() { stop(errOverMemory) })
+	}
 	start := time.Now()
 	resp, err := rt.Compile(ctx, files, req)
+	if heap != nil {
+		heap.Stop()
+	}
 	if err != nil {
-		if errors.Is(err, engine.ErrTimeout) {
+		switch {
+		case errors.Is(context.Cause(ctx), errOverMemory):
+			return nil, &MemoryLimitError{Limit: opts.MemoryLimit}
+		case errors.Is(err, engine.ErrTimeout):
 			return nil, &TimeoutError{Timeout: timeout}
 		}
 		return nil, err
@@ -171,6 +200,10 @@ func RunPrepared(ctx context.Context, rt *engine.Runtime, p *project.Project, op
 	res.Run = time.Since(start)
 	return res, nil
 }
+
+// errOverMemory is the cause of a compile's interruption by its heap
+// watcher.
+var errOverMemory = errors.New("over the memory limit")
 
 // Request encodes the dataform.CoreExecutionRequest the CLI sends to core.
 func Request(root string, filePaths []string, o Overrides, timeout time.Duration) ([]byte, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/dfdtools/dfd/daemon"
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/graphjson"
+	"github.com/dfdtools/dfd/internal/heapwatch"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/jit/nodeworker"
 	"github.com/dfdtools/dfd/project"
@@ -49,6 +50,9 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 	quiet := fs.Bool("quiet", false, "print counts only")
 	engineName := fs.String("engine", engineAuto, "JavaScript engine: goja (in process), node (a Node.js ≥ 20 worker, sandboxed; faster on large projects), "+
 		"or auto (node for projects of "+fmt.Sprint(daemon.DefaultNodeMinFiles)+" source files or more when node is installed, else goja)")
+	memoryLimit := byteSize(jit.DefaultMemoryLimit)
+	fs.Var(&memoryLimit, "memory-limit", "the heap `size` above which the compile fails with an error, as dfd's workers have a ceiling "+
+		"(e.g. 512MiB, 2GiB; 0: none)")
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd compile [DIR] [flags]")
@@ -83,12 +87,17 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 	}
 
+	if memoryLimit != 0 && memoryLimit < minMemoryLimit {
+		fmt.Fprintf(env.stderr, "dfd compile: --memory-limit: %s is below the smallest ceiling, %s (0: none)\n", memoryLimit, byteSize(minMemoryLimit))
+		return 2
+	}
+
 	if *engineName != engineGoja && *engineName != engineNode && *engineName != engineAuto {
 		fmt.Fprintf(env.stderr, "dfd compile: --engine: %q is not an engine (goja, node, auto)\n", *engineName)
 		return 2
 	}
 
-	_, res, err := compileDirWith(ctx, env, dir, compile.Options{Overrides: o, Timeout: d, Log: logTo(env.stderr)}, *engineName)
+	_, res, err := compileDirWith(ctx, env, dir, compile.Options{Overrides: o, Timeout: d, Log: logTo(env.stderr), MemoryLimit: int64(memoryLimit)}, *engineName)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dfd compile: %v\n", err)
 		return 1
@@ -113,6 +122,10 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	return 0
 }
+
+// minMemoryLimit is the smallest --memory-limit: core's bundle alone needs
+// tens of MiB, and nodeworker.HeapFlag gives V8 no less.
+const minMemoryLimit = 64 << 20
 
 // Engines of `dfd compile --engine`.
 const (
@@ -155,6 +168,11 @@ func compileDirWith(ctx context.Context, env *cmdEnv, dir string, opts compile.O
 		res, err := compileWithNode(ctx, env, p, core, opts)
 		return p, res, err
 	}
+	if opts.MemoryLimit > 0 {
+		// The compile runs in this process: give it the collector settings
+		// of a goja worker, which the heap ceiling relies on.
+		heapwatch.SetLimits(jit.DefaultGCPercent, jit.DefaultSoftMemoryLimit, opts.MemoryLimit)
+	}
 	res, err := compile.Run(ctx, p, core, opts)
 	return p, res, err
 }
@@ -188,6 +206,16 @@ func compileWithNode(ctx context.Context, env *cmdEnv, p *project.Project, core 
 	if err != nil {
 		return nil, err
 	}
+	// The ceiling of a goja worker, as dfd serve gives its Node workers:
+	// V8's own (nodeworker.HeapFlag), and the worker's check as a request
+	// ends (MemoryLimit).
+	command := nodeworker.CommandFor(node, script, p.Root, core.BundlePath)
+	memoryLimit := int64(-1)
+	if opts.MemoryLimit > 0 {
+		memoryLimit = opts.MemoryLimit
+		last := len(command) - 1
+		command = append(append(command[:last:last], nodeworker.HeapFlag(opts.MemoryLimit)), command[last])
+	}
 	pool, err := jit.NewPool(jit.PoolOptions{
 		Root:        p.Root,
 		BundlePath:  core.BundlePath,
@@ -195,8 +223,8 @@ func compileWithNode(ctx context.Context, env *cmdEnv, p *project.Project, core 
 		Workers:     1,
 		Spares:      1,
 		Timeout:     timeout,
-		MemoryLimit: -1, // the node worker's heap is V8's to bound
-		Command:     nodeworker.CommandFor(node, script, p.Root, core.BundlePath),
+		MemoryLimit: memoryLimit,
+		Command:     command,
 		Logger:      slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
@@ -206,8 +234,15 @@ func compileWithNode(ctx context.Context, env *cmdEnv, p *project.Project, core 
 	start := time.Now()
 	out, err := pool.Compile(ctx, jit.CompileJob{Request: req, Timeout: timeout, Log: opts.Log})
 	if err != nil {
-		if errors.Is(err, engine.ErrTimeout) {
+		var crash *jit.CrashError
+		switch {
+		case errors.Is(err, engine.ErrTimeout):
 			return nil, &compile.TimeoutError{Timeout: timeout}
+		case opts.MemoryLimit > 0 && errors.Is(err, jit.ErrMemoryLimit),
+			// V8 aborts the process at --max-old-space-size; what it
+			// prints then is a native stack trace, not for the user.
+			opts.MemoryLimit > 0 && errors.As(err, &crash) && nodeworker.OutOfMemory(crash.LastStderr):
+			return nil, &compile.MemoryLimitError{Limit: opts.MemoryLimit}
 		}
 		return nil, err
 	}

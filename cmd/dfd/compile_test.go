@@ -1,11 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/jit/nodeworker"
 )
 
 const testSettings = "defaultProject: proj\ndefaultDataset: ds\ndefaultLocation: US\n"
@@ -107,5 +115,93 @@ func TestCompileFlags(t *testing.T) {
 	}
 	if res := runDFD(t, "compile", "--timeout=soon"); res.code != 2 {
 		t.Errorf("bad --timeout: exit %d, want 2", res.code)
+	}
+}
+
+// runDFDProcess runs dfd with args as a process of its own (the test
+// binary, see TestMain), for what is the process's: its heap ceiling.
+func runDFDProcess(t *testing.T, timeout time.Duration, env []string, args ...string) compileRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), asDFDEnv+"=1"), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("dfd %s did not finish within %s:\n%s", strings.Join(args, " "), timeout, stderr.String())
+	}
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return compileRun{stdout.Bytes(), stderr.Bytes(), cmd.ProcessState.ExitCode()}
+}
+
+// needNode skips a test of the node engine only where no Node.js ≥ 20 is
+// installed; a node that is there and fails is a failure.
+func needNode(t *testing.T) {
+	t.Helper()
+	_, _, err := nodeworker.FindNode()
+	if err == nil {
+		return
+	}
+	if _, lerr := exec.LookPath("node"); lerr != nil && os.Getenv("DFD_NODE") == "" {
+		t.Skipf("the node engine is not tested: %v", err)
+	}
+	if strings.Contains(err.Error(), fmt.Sprintf("needs %d or newer", nodeworker.MinNodeMajor)) {
+		t.Skipf("the node engine is not tested: %v", err)
+	}
+	t.Fatal(err)
+}
+
+// A project whose JavaScript builds an ever-growing array must end with
+// the memory error, on either engine, instead of eating the machine (the
+// Node.js engine used to reach V8's default of several GB and then print a
+// native stack trace).
+func TestCompileMemoryLimit(t *testing.T) {
+	dir := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+		"workflow_settings.yaml": testSettings,
+		"definitions/ok.sqlx":    "config { type: 'table' }\nselect 1 as id",
+		"definitions/grow.js":    "const a = [];\nfor (let i = 0; ; i++) a.push({ i, s: 'x' + i });\n",
+	})
+	for _, eng := range []string{engineGoja, engineNode} {
+		t.Run(eng, func(t *testing.T) {
+			if eng == engineNode {
+				needNode(t)
+			}
+			start := time.Now()
+			res := runDFDProcess(t, 2*time.Minute, []string{"DFD_CACHE_DIR=" + t.TempDir()},
+				"compile", dir, "--engine="+eng, "--memory-limit=256MiB", "--timeout=10m")
+			t.Logf("%s: exit %d after %s", eng, res.code, time.Since(start).Round(time.Millisecond))
+			if res.code != 1 {
+				t.Errorf("exit status %d, want 1", res.code)
+			}
+			stderr := string(res.stderr)
+			for _, want := range []string{"exceeded the memory limit of 256 MiB", "--memory-limit"} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr does not say %q:\n%s", want, stderr)
+				}
+			}
+			for _, noise := range []string{"FATAL ERROR", "stack trace", "goroutine "} {
+				if strings.Contains(stderr, noise) {
+					t.Errorf("stderr has %q:\n%s", noise, stderr)
+				}
+			}
+		})
+	}
+	// A project within the ceiling compiles as before.
+	ok := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+		"workflow_settings.yaml": testSettings,
+		"definitions/ok.sqlx":    "config { type: 'table' }\nselect 1 as id",
+	})
+	if res := runDFD(t, "compile", ok, "--memory-limit=256MiB"); res.code != 0 {
+		t.Errorf("a small project under --memory-limit=256MiB: exit %d\n%s", res.code, res.stderr)
+	}
+	for _, bad := range []string{"--memory-limit=lots", "--memory-limit=1MiB", "--memory-limit=-1"} {
+		if res := runDFD(t, "compile", ok, bad); res.code != 2 {
+			t.Errorf("%s: exit %d, want 2", bad, res.code)
+		}
 	}
 }

@@ -140,6 +140,19 @@ func HeapFlag(limit int64) string {
 	return "--max-old-space-size=" + strconv.FormatInt(max(limit>>20, 64), 10)
 }
 
+// OutOfMemory reports whether a worker's last lines of stderr
+// (jit.CrashError.LastStderr) say that V8 ran out of heap: at the
+// --max-old-space-size of HeapFlag, node prints "FATAL ERROR: … - JavaScript
+// heap out of memory" and a native stack trace, and aborts.
+func OutOfMemory(stderr []string) bool {
+	for _, l := range stderr {
+		if strings.Contains(l, "JavaScript heap out of memory") {
+			return true
+		}
+	}
+	return false
+}
+
 func realPath(p string) string {
 	r, err := filepath.EvalSymlinks(p)
 	if err != nil {
