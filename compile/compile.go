@@ -129,11 +129,11 @@ func Run(ctx context.Context, p *project.Project, core *project.Core, opts Optio
 	start := time.Now()
 	bundle, err := engine.LoadBundle(core.BundlePath, core.Version)
 	if err != nil {
-		return nil, err
+		return nil, damagedCore(core, err)
 	}
 	rt, err := bundle.NewRuntime(engine.Options{Root: p.Root, Log: opts.Log})
 	if err != nil {
-		return nil, err
+		return nil, damagedCore(core, err)
 	}
 	prepared := time.Now()
 	res, err := RunPrepared(ctx, rt, p, opts)
@@ -143,6 +143,32 @@ func Run(ctx context.Context, p *project.Project, core *project.Core, opts Optio
 	res.Core = core
 	res.Prepare = prepared.Sub(start)
 	return res, nil
+}
+
+// CheckCore loads core's bundle for root as Run does and returns the error
+// of a damaged one, saying how to reinstall it; nil when it loads. A host
+// of another engine calls it when core fails there, to tell a damaged
+// bundle (whose error in V8 is a bare SyntaxError) from other failures.
+func CheckCore(core *project.Core, root string) error {
+	bundle, err := engine.LoadBundle(core.BundlePath, core.Version)
+	if err == nil {
+		_, err = bundle.NewRuntime(engine.Options{Root: root})
+	}
+	var be *engine.BundleError
+	if errors.As(err, &be) {
+		return damagedCore(core, err)
+	}
+	return nil
+}
+
+// damagedCore adds how to reinstall core to an error that says its bundle
+// is damaged (*engine.BundleError).
+func damagedCore(core *project.Core, err error) error {
+	var be *engine.BundleError
+	if !errors.As(err, &be) {
+		return err
+	}
+	return fmt.Errorf("%w.\n%s", err, core.Reinstall())
 }
 
 // RunPrepared compiles p on a runtime prepared ahead of time for p.Root.

@@ -75,11 +75,36 @@ func compileBundle(path, version string) (*Bundle, error) {
 	code = patchQuadraticConcat(code)
 	prog, err := goja.Compile(path, wrapModule(code), false)
 	if err != nil {
-		return nil, fmt.Errorf("compiling @dataform/core %s (%s): %w", version, path, err)
+		return nil, &BundleError{Path: path, Version: version, Err: err}
 	}
 	sum := sha256.Sum256(src)
 	return &Bundle{Version: version, Path: path, program: prog, digest: version + ":" + hex.EncodeToString(sum[:])}, nil
 }
+
+// BundleError is a core's bundle.js that cannot be the file npm installed:
+// it does not compile, or it defines no compiler(). Every published 3.x
+// core compiles, so such a file is damaged, most often truncated by an
+// interrupted install. Callers that know where the core came from add how
+// to reinstall it (compile.Run); the message alone names the file.
+type BundleError struct {
+	Path    string // the bundle.js
+	Version string // the core's version, from its package.json
+	// NoCompiler is set when the bundle compiled and ran but exports no
+	// compiler(): a damaged file, or a core that is not 3.x.
+	NoCompiler bool
+	Err        error // what the engine said; nil with NoCompiler
+}
+
+func (e *BundleError) Error() string {
+	if e.NoCompiler {
+		return fmt.Sprintf("@dataform/core %s: %s exports no compiler(): the file is truncated or corrupt, or not a 3.x core's", e.Version, e.Path)
+	}
+	// goja's syntax errors repeat the file name: "SyntaxError: <path>: Line …".
+	detail := strings.Replace(fmt.Sprint(e.Err), e.Path+": ", "", 1)
+	return fmt.Sprintf("@dataform/core %s: %s looks truncated or corrupt: it does not compile (%s)", e.Version, e.Path, detail)
+}
+
+func (e *BundleError) Unwrap() error { return e.Err }
 
 // Cores before 3.0.57 find the file that defines an action only from V8 call
 // sites, which a sandbox does not give them. The official CLI rewrites the

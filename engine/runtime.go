@@ -126,7 +126,7 @@ func (b *Bundle) NewRuntime(opts Options) (*Runtime, error) {
 	if c, ok := goja.AssertFunction(r.coreExports.Get("compiler")); ok {
 		r.compiler = c
 	} else {
-		return nil, fmt.Errorf("@dataform/core %s at %s exports no compiler(); is it a 3.x core?", b.Version, b.Path)
+		return nil, &BundleError{Path: b.Path, Version: b.Version, NoCompiler: true}
 	}
 	return r, nil
 }

@@ -205,6 +205,31 @@ func TestStartFailures(t *testing.T) {
 			t.Fatalf("err = %v, want a crash error quoting the worker's stderr", err)
 		}
 	})
+	t.Run("truncated bundle", func(t *testing.T) {
+		// An interrupted install: the worker says which file and what is
+		// wrong with it, not just the engine's SyntaxError.
+		src, err := os.ReadFile(bundlePath(root))
+		if err != nil {
+			t.Fatal(err)
+		}
+		truncated := filepath.Join(t.TempDir(), "bundle.js")
+		if err := os.WriteFile(truncated, src[:len(src)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := newPool(t, root, jit.PoolOptions{Workers: 1})
+		opts := p.Options()
+		opts.BundlePath = truncated
+		opts.Logger = nil
+		p2, err := jit.NewPool(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p2.Close()
+		_, err = p2.Jit(context.Background(), jitJob(jitNoCalls), nil)
+		if err == nil || !strings.Contains(err.Error(), truncated+" looks truncated or corrupt") {
+			t.Fatalf("err = %v, want the worker's word that %s is damaged", err, truncated)
+		}
+	})
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "/secret/key.json")
 		t.Setenv("DFD_SOMETHING", "x")

@@ -37,6 +37,36 @@ type Core struct {
 	Installed  bool   // this Resolve call ran npm to put it there
 }
 
+// Reinstall says how to replace a damaged install of c, such as a bundle.js
+// truncated by an interrupted npm install: for dfd's cache, delete the
+// version's directory (the next compile installs it again); for a
+// project's node_modules, remove the package and run npm there. npm alone
+// would not do: it does not check the files of a package it finds
+// installed.
+func (c *Core) Reinstall() string {
+	pkgs := filepath.Dir(filepath.Dir(c.Dir)) // …/node_modules
+	top := filepath.Dir(pkgs)                 // the cache's <version> directory, or the project
+	switch {
+	case filepath.Base(pkgs) != "node_modules" || filepath.Base(filepath.Dir(c.Dir)) != "@dataform":
+		return fmt.Sprintf("Reinstall @dataform/core@%s in %s.", c.Version, c.Dir)
+	case c.FromCache:
+		return fmt.Sprintf("dfd installed it into its cache: delete %s (`rm -rf %s`) and the next compile installs it again.",
+			top, shellQuote(top))
+	}
+	if ok, _ := isFile(filepath.Join(top, "package.json")); ok {
+		return fmt.Sprintf("Reinstall it: run `rm -rf node_modules/@dataform/core && npm install` in %s.", top)
+	}
+	return fmt.Sprintf("Reinstall it: run `rm -rf node_modules/@dataform/core && npm install @dataform/core@%s` in %s.", c.Version, top)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // CoreResolver finds the @dataform/core a project compiles with, installing
 // it into a per-user cache when the project only names a version. The zero
 // value is ready to use.

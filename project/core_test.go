@@ -549,3 +549,43 @@ func TestNPMSummary(t *testing.T) {
 		t.Errorf("npmSummary() = %q", got)
 	}
 }
+
+// Reinstall names what to delete and the command to run for each origin of
+// a core, resolved as Resolve resolves it.
+func TestCoreReinstall(t *testing.T) {
+	withPackageJSON := newProject(t, "defaultProject: p\n")
+	writeFile(t, filepath.Join(withPackageJSON.Root, "package.json"), `{"dependencies": {"@dataform/core": "3.0.1"}}`)
+	fakeCore(t, filepath.Join(withPackageJSON.Root, "node_modules", "@dataform", "core"), "3.0.1")
+	bare := newProject(t, "defaultProject: p\n")
+	fakeCore(t, filepath.Join(bare.Root, "node_modules", "@dataform", "core"), "3.0.1")
+	cached := newProject(t, "dataformCoreVersion: 3.0.2\n")
+	cacheDir := filepath.Join(realTempDir(t), "my cache")
+	fakeCore(t, filepath.Join(cacheDir, "core", "3.0.2", "node_modules", "@dataform", "core"), "3.0.2")
+
+	for _, tc := range []struct {
+		name string
+		p    *Project
+		want string
+	}{
+		{"node_modules with package.json", withPackageJSON,
+			"Reinstall it: run `rm -rf node_modules/@dataform/core && npm install` in " + withPackageJSON.Root + "."},
+		{"node_modules without package.json", bare,
+			"Reinstall it: run `rm -rf node_modules/@dataform/core && npm install @dataform/core@3.0.1` in " + bare.Root + "."},
+		{"dfd's cache", cached,
+			"dfd installed it into its cache: delete " + filepath.Join(cacheDir, "core", "3.0.2") +
+				" (`rm -rf '" + filepath.Join(cacheDir, "core", "3.0.2") + "'`) and the next compile installs it again."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := (&CoreResolver{CacheDir: cacheDir, NPM: noNPM}).Resolve(context.Background(), tc.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Reinstall(); got != tc.want {
+				t.Errorf("Reinstall() =\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+	if got := (&Core{Version: "3.0.1", Dir: "/opt/core"}).Reinstall(); got != "Reinstall @dataform/core@3.0.1 in /opt/core." {
+		t.Errorf("a core outside node_modules: %s", got)
+	}
+}

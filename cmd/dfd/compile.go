@@ -243,6 +243,12 @@ func compileWithNode(ctx context.Context, env *cmdEnv, p *project.Project, core 
 			// prints then is a native stack trace, not for the user.
 			opts.MemoryLimit > 0 && errors.As(err, &crash) && nodeworker.OutOfMemory(crash.LastStderr):
 			return nil, &compile.MemoryLimitError{Limit: opts.MemoryLimit}
+		case ctx.Err() == nil:
+			// A damaged bundle.js is a bare SyntaxError in V8: say what it
+			// is and how to reinstall core, as the goja engine does.
+			if cerr := compile.CheckCore(core, p.Root); cerr != nil {
+				return nil, cerr
+			}
 		}
 		return nil, err
 	}

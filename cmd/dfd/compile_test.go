@@ -205,3 +205,57 @@ func TestCompileMemoryLimit(t *testing.T) {
 		}
 	}
 }
+
+// A core whose bundle.js an interrupted install left truncated: dfd compile
+// names the file, says it looks truncated or corrupt and how to reinstall
+// the core, on either engine (V8 alone would say only "SyntaxError"), for
+// a core in the project's node_modules and one in dfd's cache.
+func TestCompileDamagedCore(t *testing.T) {
+	src := testenv.CoreDir(t, testenv.CoreVersion)
+	for _, where := range []string{"node_modules", "cache"} {
+		for _, eng := range []string{engineGoja, engineNode} {
+			t.Run(where+"/"+eng, func(t *testing.T) {
+				if eng == engineNode {
+					needNode(t)
+				}
+				cache := t.TempDir()
+				t.Setenv("DFD_CACHE_DIR", cache)
+				files := map[string]string{"definitions/a.sqlx": "config { type: 'table' }\nselect 1 as id"}
+				var dir, coreDir, advice string
+				if where == "node_modules" {
+					files["workflow_settings.yaml"] = testSettings
+					files["package.json"] = `{"dependencies": {"@dataform/core": "` + testenv.CoreVersion + `"}}`
+					dir = testenv.WriteProject(t, testenv.CoreVersion, files)
+					coreDir = filepath.Join(dir, "node_modules", "@dataform", "core")
+					advice = "run `rm -rf node_modules/@dataform/core && npm install` in " + dir
+				} else {
+					files["workflow_settings.yaml"] = "dataformCoreVersion: " + testenv.CoreVersion + "\n" + testSettings
+					dir = testenv.WriteProject(t, "", files)
+					versionDir := filepath.Join(cache, "core", testenv.CoreVersion)
+					coreDir = filepath.Join(versionDir, "node_modules", "@dataform", "core")
+					if err := testenv.CopyTree(src, coreDir); err != nil {
+						t.Fatal(err)
+					}
+					advice = "delete " + versionDir
+				}
+				bundle := filepath.Join(coreDir, "bundle.js")
+				fi, err := os.Stat(bundle)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Truncate(bundle, fi.Size()/2); err != nil {
+					t.Fatal(err)
+				}
+				res := runDFD(t, "compile", dir, "--engine="+eng)
+				if res.code != 1 {
+					t.Errorf("exit status %d, want 1", res.code)
+				}
+				for _, want := range []string{bundle, "looks truncated or corrupt", advice} {
+					if !strings.Contains(string(res.stderr), want) {
+						t.Errorf("stderr does not say %q:\n%s", want, res.stderr)
+					}
+				}
+			})
+		}
+	}
+}

@@ -953,7 +953,7 @@ function contextPrelude(bridge, cfg) {
     const core = module.exports;
     L.core = core;
     if (core === null || (typeof core !== "object" && typeof core !== "function") || typeof core.compiler !== "function") {
-      return "I" + `@dataform/core ${coreVersion} at ${cfg.bundlePath} exports no compiler(); is it a 3.x core?`;
+      return "I" + `@dataform/core ${coreVersion}: ${cfg.bundlePath} exports no compiler(): the file is truncated or corrupt, or not a 3.x core's`;
     }
     L.compiler = core.compiler;
     return "OK";
@@ -1336,7 +1336,8 @@ class Runtime {
         try {
           return coreScript(opts, rt.root).runInContext(rt.ctx, { displayErrors: false });
         } catch (e) {
-          return `compiling @dataform/core ${opts.coreVersion} (${opts.bundle}): ${e && e.message}`;
+          // As engine.BundleError says it: every published core compiles.
+          return `@dataform/core ${opts.coreVersion}: ${opts.bundle} looks truncated or corrupt: it does not compile (${e && e.message})`;
         }
       },
       inLength() { return rt.input.length; },
