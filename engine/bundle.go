@@ -73,6 +73,7 @@ func compileBundle(path, version string) (*Bundle, error) {
 		code = patchOldCallerFile(code)
 	}
 	code = patchQuadraticConcat(code)
+	code = patchUTF8Read(code)
 	prog, err := goja.Compile(path, wrapModule(code), false)
 	if err != nil {
 		return nil, &BundleError{Path: path, Version: version, Err: err}

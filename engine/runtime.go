@@ -162,6 +162,7 @@ func (r *Runtime) installGlobals() {
 	}
 	_ = g.Set("console", console)
 	r.timers.install(r)
+	r.installUTF8Read()
 }
 
 // formatLog renders console arguments roughly as Node's util.format does.
