@@ -41,7 +41,8 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 	jitTimeout := fs.String("jit-timeout", "", "deadline of the JiT compilation (default 30s)")
 	timeout := fs.String("timeout", "", "deadline of the project's compilation (default 60s)")
 	executionData := fs.Bool("execution-data", false, "give the JiT code a stand-in jctx.executionData (the CLI gives none)")
-	maxBytes := fs.Int64("max-bytes-billed", 10<<30, "byte cap for every query the JiT code runs")
+	maxBytes := fs.Int64("max-bytes-billed", 0, "byte cap for every query the JiT code runs (0: the default, 10 GiB)")
+	unlimited := fs.Bool("unlimited-bytes-billed", false, "run the JiT code's read-only queries with no byte cap at all")
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd jit [DIR] --action NAME [--metadata FILE | --endpoint URL --credentials FILE] [--json] [flags]")
@@ -133,7 +134,14 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 		defer backend.Close()
 		source = backend.Cache
 	}
-	recorder := adapters.NewRecorder(policy.Policy{Mode: policy.Preview, MaxBytesBilled: *maxBytes}.Wrap(source))
+	if *maxBytes < 0 {
+		fmt.Fprintln(env.stderr, "dfd jit: --max-bytes-billed must not be negative (0: the default cap; --unlimited-bytes-billed: none)")
+		return 2
+	}
+	if *unlimited {
+		fmt.Fprintln(env.stderr, "warning: --unlimited-bytes-billed: the JiT code's queries run with no byte cap")
+	}
+	recorder := adapters.NewRecorder(policy.Policy{Mode: policy.Preview, MaxBytesBilled: *maxBytes, UnlimitedBytesBilled: *unlimited}.Wrap(source))
 
 	pool, err := jit.NewPool(jit.PoolOptions{
 		Root: proj.Root, BundlePath: res.Core.BundlePath, CoreVersion: res.Core.Version,
@@ -221,6 +229,10 @@ func printJitSQL(w io.Writer, resp *dataformpb.JitCompilationResponse) {
 	}
 }
 
+// printCalls lists the adapter calls, one line each; a statement that ran
+// for real follows its line in full when the line cannot show all of it.
+// Every text is shown with invisible characters made visible
+// (adapters.Visible), so that what ran is what is shown.
 func printCalls(w io.Writer, calls []adapters.Call) {
 	for _, c := range calls {
 		var tags []string
@@ -234,10 +246,19 @@ func printCalls(w io.Writer, calls []adapters.Call) {
 			tags = append(tags, string(c.Code))
 		}
 		tags = append(tags, c.Notes...)
+		if c.Error != "" {
+			tags = append(tags, adapters.Visible(c.Error))
+		}
 		extra := ""
 		if len(tags) > 0 {
 			extra = " [" + strings.Join(tags, "; ") + "]"
 		}
 		fmt.Fprintf(w, "--   %d. %s %s (%s)%s\n", c.Seq, c.Method, c.Summary, c.Duration.Round(time.Microsecond), extra)
+		if c.Method == adapters.MethodExecute && !c.DryRun && !c.Cached && strings.Contains(strings.TrimSpace(c.Statement), "\n") {
+			for line := range strings.Lines(strings.TrimSpace(c.Statement)) {
+				fmt.Fprintf(w, "--        %s", line)
+			}
+			fmt.Fprintln(w)
+		}
 	}
 }
