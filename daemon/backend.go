@@ -188,11 +188,19 @@ func (b *Backend) project(root string) (*openProject, error) {
 // Configure implements lsp.Backend.
 func (b *Backend) Configure(s lsp.Settings) error {
 	b.mu.Lock()
+	uncapped := s.PreviewUnlimitedBytesBilled && !b.settings.PreviewUnlimitedBytesBilled
 	b.settings = s
 	b.mu.Unlock()
+	var loud error
+	if uncapped {
+		// Loud on purpose: Configure's error becomes a message the user
+		// sees.
+		b.log.Warn(uncappedWarning)
+		loud = errors.New(uncappedWarning)
+	}
 	if p := s.MetadataSnapshot; p != "" && filepath.IsAbs(p) {
 		if _, err := os.Stat(p); err != nil {
-			return fmt.Errorf("dfd.metadata.snapshot: %w", err)
+			return errors.Join(loud, fmt.Errorf("dfd.metadata.snapshot: %w", err))
 		}
 	}
 	switch k := sourceKind(s); k {
@@ -212,11 +220,11 @@ func (b *Backend) Configure(s lsp.Settings) error {
 				errs = append(errs, ms.err)
 			}
 		}
-		return errors.Join(errs...)
+		return errors.Join(append([]error{loud}, errs...)...)
 	default:
-		return fmt.Errorf("dfd.metadata.source %q is not one of snapshot, bigquery, none", s.MetadataSource)
+		return errors.Join(loud, fmt.Errorf("dfd.metadata.source %q is not one of snapshot, bigquery, none", s.MetadataSource))
 	}
-	return nil
+	return loud
 }
 
 func (b *Backend) currentSettings() lsp.Settings {
@@ -382,6 +390,9 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 			"Set dfd.metadata.snapshot (initializationOptions or workspace settings) to a snapshot file, or dfd.metadata.source to \"bigquery\", to preview against real tables.")
 	}
 	settings := b.currentSettings()
+	if settings.PreviewUnlimitedBytesBilled {
+		res.Warnings = append(res.Warnings, uncappedWarning)
+	}
 	guarded := previewPolicy(settings).Wrap(inner)
 	rec := adapters.NewRecorder(guarded)
 	memKey := jitMemoryKey(req.Root, req.Target)
@@ -412,7 +423,7 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 	b.jitMem.set(memKey, reads.list())
 	for _, c := range rec.Calls() {
 		res.Calls = append(res.Calls, lsp.AdapterCall{
-			Method: c.Method, Summary: c.Summary, DurationMs: float64(c.Duration.Microseconds()) / 1000,
+			Method: c.Method, Summary: c.Summary, Statement: c.Statement, DurationMs: float64(c.Duration.Microseconds()) / 1000,
 			Cached: c.Cached, DryRun: c.DryRun, Error: c.Error, Notes: c.Notes,
 		})
 	}

@@ -23,12 +23,14 @@ const (
 	jitCheckConcurrency = 4
 )
 
-// jitDiagnostics runs, like a preview does (preview policy, the metadata
-// source, stand-in execution data), the JiT code of every action defined
-// in an open .js file (a key of overlays), and returns an Error
-// diagnostic (code jit-failed) on the action's `.jitCode(` for each one
-// whose code fails or times out. Failures that may come from a failing
-// database call (any recorded call failed) are not reported: they are
+// jitDiagnostics runs, like a preview does (the metadata source, stand-in
+// execution data) but under the check policy (nothing billed runs: queries
+// are answered from the query cache or as dry runs), the JiT code of every
+// action defined in an open .js file (a key of overlays), and returns an
+// Error diagnostic (code jit-failed) on the action's `.jitCode(` for each
+// one whose code fails or times out. Failures that may come from a
+// database call are not reported — any recorded call failed, or was
+// answered as a dry run (no rows, where a real run has some): they are
 // what a preview is for. ctx is the compile's: a newer compile cancels it.
 func (b *Backend) jitDiagnostics(ctx context.Context, op *openProject, ms metaSource, root string, g *dataformpb.CompiledGraph, wire []byte, overlays map[string][]byte) []lsp.Diagnostic {
 	if ms.adapter == nil || g == nil || len(overlays) == 0 {
@@ -128,7 +130,7 @@ func (b *Backend) checkJit(ctx context.Context, op *openProject, ms metaSource, 
 	}
 	settings := b.currentSettings()
 	timeout := jitCheckTimeoutFor(settings)
-	rec := adapters.NewRecorder(previewPolicy(settings).Wrap(ms.adapter))
+	rec := adapters.NewRecorder(checkPolicy(settings).Wrap(ms.adapter))
 	actx, cancel := context.WithTimeout(ctx, timeout+time.Second)
 	defer cancel()
 	_, err = op.runner.Jit(actx, JitJob{
@@ -146,7 +148,7 @@ func (b *Backend) checkJit(ctx context.Context, op *openProject, ms metaSource, 
 		return "", false
 	}
 	for _, c := range rec.Calls() {
-		if c.Code != "" || c.Error != "" {
+		if c.Code != "" || c.Error != "" || c.DryRun {
 			return "", false // possibly caused by the database call
 		}
 	}

@@ -7,13 +7,30 @@ import (
 	"github.com/dfdtools/dfd/lsp"
 )
 
-// previewPolicy is the policy JiT previews and the JiT checks after a
-// compile run under: read-only queries only, DeleteTable refused, and
-// dfd.preview.maxBytesBilled as every query's byte limit (0: none, the
-// policy's default).
+// previewPolicy is the policy of JiT previews the user asked for
+// (dfd/preview): read-only queries only, DeleteTable refused, every query
+// capped by dfd.preview.maxBytesBilled (0: the policy's 10 GiB default;
+// dfd.preview.unlimitedBytesBilled lifts it) and labelled dfd=preview.
 func previewPolicy(s lsp.Settings) policy.Policy {
-	return policy.Policy{Mode: policy.Preview, MaxBytesBilled: max(s.PreviewMaxBytesBilled, 0)}
+	return policy.Policy{
+		Mode:                 policy.Preview,
+		MaxBytesBilled:       max(s.PreviewMaxBytesBilled, 0),
+		UnlimitedBytesBilled: s.PreviewUnlimitedBytesBilled,
+	}
 }
+
+// checkPolicy is the policy of the JiT checks the daemon runs by itself
+// after a compile (a file opened, an edit): a preview in which nothing
+// billed runs — queries are answered from the query cache or as dry runs.
+func checkPolicy(s lsp.Settings) policy.Policy {
+	p := previewPolicy(s)
+	p.Mode = policy.Check
+	return p
+}
+
+// uncappedWarning is said in every preview while
+// dfd.preview.unlimitedBytesBilled is on, and when it is turned on.
+const uncappedWarning = "dfd.preview.unlimitedBytesBilled is on: the queries JiT previews run have no byte cap."
 
 // jitTimeout bounds one JiT preview: dfd.jit.timeoutMs, else
 // BackendOptions.JitTimeout.

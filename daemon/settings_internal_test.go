@@ -21,24 +21,31 @@ func (b *byteLimits) Execute(_ context.Context, req *dataformpb.ExecuteRequest) 
 	return &dataformpb.ExecuteResponse{}, nil
 }
 
-// dfd.preview.maxBytesBilled reaches the adapter as every preview
-// query's byte limit (a lower limit asked by the JiT code stays); without
-// it there is no cap, as before.
+// dfd.preview.maxBytesBilled reaches the adapter as every preview and
+// check query's byte limit (a lower limit asked by the JiT code stays);
+// without it the default cap applies (10 GiB), and only the loud
+// dfd.preview.unlimitedBytesBilled lifts it.
 func TestPreviewPolicyMaxBytesBilled(t *testing.T) {
 	b := NewBackend(BackendOptions{})
 	defer b.Close()
 	for _, c := range []struct {
 		setting     int64
+		unlimited   bool
 		asked, want int64
+		warned      bool // Configure says uncappedWarning (when the cap is turned off)
 	}{
-		{0, 0, 0},
-		{0, 500, 500},
-		{1 << 30, 0, 1 << 30},
-		{1 << 30, 1 << 40, 1 << 30},
-		{1 << 30, 500, 500},
+		{0, false, 0, 10 << 30, false},
+		{0, false, 500, 500, false},
+		{0, false, 1 << 40, 10 << 30, false},
+		{1 << 30, false, 0, 1 << 30, false},
+		{1 << 30, false, 1 << 40, 1 << 30, false},
+		{1 << 30, false, 500, 500, false},
+		{0, true, 0, 0, true},
+		{1 << 30, true, 1 << 40, 1 << 40, false}, // still off: said once
 	} {
-		if err := b.Configure(lsp.Settings{PreviewMaxBytesBilled: c.setting}); err != nil {
-			t.Fatal(err)
+		err := b.Configure(lsp.Settings{PreviewMaxBytesBilled: c.setting, PreviewUnlimitedBytesBilled: c.unlimited})
+		if warned := err != nil && err.Error() == uncappedWarning; warned != c.warned || (err != nil && !warned) {
+			t.Errorf("setting %d, unlimited %v: Configure said %v", c.setting, c.unlimited, err)
 		}
 		inner := &byteLimits{}
 		a := previewPolicy(b.currentSettings()).Wrap(inner)
@@ -48,9 +55,16 @@ func TestPreviewPolicyMaxBytesBilled(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		check := checkPolicy(b.currentSettings()).Wrap(inner)
+		if _, err := check.Execute(context.Background(), &dataformpb.ExecuteRequest{Statement: "SELECT 1", ByteLimit: c.asked}); err != nil {
+			t.Fatal(err)
+		}
+		if len(inner.got) != 3 {
+			t.Fatalf("%d executions", len(inner.got))
+		}
 		for _, got := range inner.got {
 			if got != c.want {
-				t.Errorf("setting %d, asked %d: byte limit %d, want %d", c.setting, c.asked, got, c.want)
+				t.Errorf("setting %d, unlimited %v, asked %d: byte limit %d, want %d", c.setting, c.unlimited, c.asked, got, c.want)
 			}
 		}
 	}

@@ -71,8 +71,12 @@ type Settings struct {
 	JitTimeout time.Duration
 	// PreviewMaxBytesBilled caps the bytes a query of a JiT preview may
 	// bill (dfd.preview.maxBytesBilled, the preview policy's
-	// MaxBytesBilled); 0: no cap.
+	// MaxBytesBilled); 0: the policy's default (10 GiB).
 	PreviewMaxBytesBilled int64
+	// PreviewUnlimitedBytesBilled (dfd.preview.unlimitedBytesBilled)
+	// lifts that cap altogether: a separate switch, so that no number
+	// turns the cap off by accident.
+	PreviewUnlimitedBytesBilled bool
 	// ManualCompile is dfd.compileAsYouType set to false: an edit only
 	// records the buffer; projects compile on save, on changes of files on
 	// disk, and when dfd/preview or dfd/graph asks for the newest compile.
@@ -237,8 +241,11 @@ type JitResult struct {
 
 // AdapterCall is one database call of JiT code, as recorded.
 type AdapterCall struct {
-	Method     string   `json:"method"`
-	Summary    string   `json:"summary"`
+	Method  string `json:"method"`
+	Summary string `json:"summary"`
+	// Statement is an Execute's whole statement, with invisible characters
+	// shown (a carriage return as ␍, NUL as ␀, others as ⟨U+202E⟩).
+	Statement  string   `json:"statement,omitempty"`
 	DurationMs float64  `json:"durationMs"`
 	Cached     bool     `json:"cached,omitempty"`
 	DryRun     bool     `json:"dryRun,omitempty"`

@@ -222,6 +222,12 @@ func parseSettings(raw []byte, cur Settings) Settings {
 	if v, ok := num("preview.maxBytesBilled"); ok && v >= 0 && v <= 1<<62 {
 		cur.PreviewMaxBytesBilled = int64(v)
 	}
+	if r, ok := vals["preview.unlimitedBytesBilled"]; ok {
+		var v *bool
+		if json.Unmarshal(r, &v) == nil {
+			cur.PreviewUnlimitedBytesBilled = v != nil && *v
+		}
+	}
 	if r, ok := vals["compileAsYouType"]; ok {
 		var v *bool
 		if json.Unmarshal(r, &v) == nil {
@@ -248,7 +254,7 @@ func parseSettings(raw []byte, cur Settings) Settings {
 var settingKeys = map[string]bool{
 	"metadata.snapshot": true, "metadata.source": true,
 	"bigquery.endpoint": true, "bigquery.credentials": true,
-	"debounceMs": true, "jit.timeoutMs": true, "preview.maxBytesBilled": true,
+	"debounceMs": true, "jit.timeoutMs": true, "preview.maxBytesBilled": true, "preview.unlimitedBytesBilled": true,
 	"compileAsYouType": true, "logLevel": true,
 }
 
@@ -365,7 +371,7 @@ func (s *Server) applySettings(next Settings) {
 	s.log.Info("settings changed", "metadata.snapshot", next.MetadataSnapshot, "metadata.source", next.MetadataSource,
 		"bigquery.endpoint", next.BigQueryEndpoint, "bigquery.credentials", next.BigQueryCredentials,
 		"jit.timeoutMs", next.JitTimeout.Milliseconds(), "preview.maxBytesBilled", next.PreviewMaxBytesBilled,
-		"compileAsYouType", !next.ManualCompile, "logLevel", next.LogLevel)
+		"preview.unlimitedBytesBilled", next.PreviewUnlimitedBytesBilled, "compileAsYouType", !next.ManualCompile, "logLevel", next.LogLevel)
 	if prev.ManualCompile && !next.ManualCompile {
 		// Compiling as you type again: compile the edits held back.
 		for _, p := range s.projects.all() {

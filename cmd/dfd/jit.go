@@ -80,7 +80,8 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 	}
 
-	proj, res, err := compileDir(ctx, env, dir, compile.Options{Overrides: overrides(), Timeout: compileDeadline, Log: logTo(env.stderr)})
+	// The project's compile gets the ceiling `dfd compile` has by default.
+	proj, res, err := compileDir(ctx, env, dir, compile.Options{Overrides: overrides(), Timeout: compileDeadline, Log: logTo(env.stderr), MemoryLimit: jit.DefaultMemoryLimit})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dfd jit: %v\n", err)
 		return 1

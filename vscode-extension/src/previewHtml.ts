@@ -38,6 +38,8 @@ export interface SqlSet {
 export interface AdapterCall {
   method: string;
   summary?: string;
+  /** An Execute's whole statement, invisible characters shown (␍, ␀, ⟨U+202E⟩). */
+  statement?: string;
   durationMs?: number;
   cached?: boolean;
   dryRun?: boolean;
@@ -174,10 +176,14 @@ function callsTable(calls: AdapterCall[]): string {
   }
   const rows = calls.map((c) => {
     const notes = (c.notes ?? []).map((n) => `<div class="note">${esc(n)}</div>`).join("");
+    // The whole statement, when the one-line summary cannot show all of it.
+    const stmt = c.statement && c.statement.trim() !== (c.summary ?? "").trim()
+      ? `<details class="statement"><summary>statement</summary><pre>${esc(c.statement)}</pre></details>`
+      : "";
     return (
       `<tr class="call${c.error ? " failed" : ""}" data-method="${esc(c.method)}">` +
       `<td class="method">${esc(c.method)}</td>` +
-      `<td class="summary"><code>${esc(c.summary)}</code>${notes}</td>` +
+      `<td class="summary"><code>${esc(c.summary)}</code>${stmt}${notes}</td>` +
       `<td class="duration">${esc(ms(c.durationMs))}</td>` +
       `<td class="cached">${c.cached ? "yes" : "no"}</td>` +
       `<td class="dryrun">${c.dryRun ? "yes" : "no"}</td>` +

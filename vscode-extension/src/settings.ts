@@ -10,6 +10,7 @@ export const SERVER_SETTING_KEYS = [
   "bigquery.endpoint",
   "jit.timeoutMs",
   "preview.maxBytesBilled",
+  "preview.unlimitedBytesBilled",
   "preview.updateWhileTyping",
   "compileAsYouType",
   "debounceMs",

@@ -160,6 +160,32 @@ describe("preview rendering", () => {
     assert.match(html, /<span class="elapsed">1\.23 ms<\/span>/);
   });
 
+  it("shows a call's whole statement, with the server's visible control characters, when the summary cannot", () => {
+    const html = renderPreviewBody({
+      uri: "file:///p/definitions/probe.js",
+      project: "file:///p",
+      actions: [
+        {
+          target: { database: "d", schema: "s", name: "probe" },
+          type: "table",
+          jit: true,
+          sql: {},
+          jitPreview: {
+            sql: { query: "SELECT 1" },
+            adapterCalls: [
+              { method: "Execute", summary: "SELECT 1 --␍; DROP TABLE `d.t`", statement: "SELECT 1 --␍; DROP TABLE `d.t`\n", dryRun: true,
+                notes: ["preview: script of 2 statements (query; DROP TABLE statement), executed as a dry run"] },
+              { method: "Execute", summary: "SELECT a …", statement: "SELECT a\nFROM t", durationMs: 1 },
+            ],
+          },
+        },
+      ],
+    });
+    assert.match(html, /<code>SELECT 1 --␍; DROP TABLE `d\.t`<\/code>/);
+    assert.equal([...html.matchAll(/<details class="statement">/g)].length, 1, "only the multi-line statement gets its own block");
+    assert.match(html, /<pre>SELECT a\nFROM t<\/pre>/);
+  });
+
   it("escapes everything the server sends, including <script> in SQL", () => {
     const evil = "<script>alert(1)</script>";
     const html = renderPreviewBody({
