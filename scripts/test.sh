@@ -37,6 +37,12 @@ done
 DFD_BQ_EMULATOR=$(bash tools/bqemulator/build.sh)
 export DFD_BQ_EMULATOR
 
+# dfd is pure Go. Building without cgo, as tools/bqemulator/build.sh builds
+# the emulator, lets both share the Go build cache for GoogleSQL
+# (github.com/goccy/go-googlesql, ~100 MB of generated Go that takes minutes
+# to compile on 2 cores): with cgo its packages would be compiled again.
+export CGO_ENABLED=0
+
 log "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' | grep -v '\.pb\.go$'))
 if [ -n "$unformatted" ]; then

@@ -119,7 +119,7 @@ core=$(bash "$repo/tools/npm/ensure.sh" @dataform/core@3.0.62) || die "installin
 
 log "building dfd"
 mkdir -p "$tmp/bin"
-go build -o "$tmp/bin/dfd" ./cmd/dfd || die "go build ./cmd/dfd failed"
+CGO_ENABLED=${CGO_ENABLED:-0} go build -o "$tmp/bin/dfd" ./cmd/dfd || die "go build ./cmd/dfd failed"
 
 # --- packages -----------------------------------------------------------------
 # package <out.vsix> [--binary <dfd>]: prints the .vsix path; errors on stderr
