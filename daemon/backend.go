@@ -17,6 +17,7 @@ import (
 
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/gsql"
 	"github.com/dfdtools/dfd/lsp"
 	"github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"
@@ -97,7 +98,15 @@ func NewBackend(opts BackendOptions) *Backend {
 		r = &project.CoreResolver{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Backend{log: opts.Log, opts: opts, resolver: r, projects: map[string]*openProject{}, bgCtx: ctx, bgCancel: cancel}
+	b := &Backend{log: opts.Log, opts: opts, resolver: r, projects: map[string]*openProject{}, bgCtx: ctx, bgCancel: cancel}
+	// GoogleSQL (≈150 ms to start) decides what every preview may run;
+	// start it now, so that the first preview does not wait for it.
+	b.bg.Go(func() {
+		if err := gsql.Init(); err != nil {
+			b.log.Warn("GoogleSQL did not start: every statement of a preview runs as a dry run", "error", err)
+		}
+	})
+	return b
 }
 
 // Close closes every project's runner.

@@ -19,6 +19,7 @@ import (
 	"github.com/dfdtools/dfd/adapters/offline"
 	"github.com/dfdtools/dfd/adapters/policy"
 	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/gsql"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
@@ -79,6 +80,12 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 			return 2
 		}
 	}
+
+	// GoogleSQL, which the preview policy asks about every statement, starts
+	// (≈150 ms) while the project compiles.
+	gsqlReady := make(chan struct{})
+	go func() { defer close(gsqlReady); _ = gsql.Init() }()
+	defer func() { <-gsqlReady }()
 
 	// The project's compile gets the ceiling `dfd compile` has by default.
 	proj, res, err := compileDir(ctx, env, dir, compile.Options{Overrides: overrides(), Timeout: compileDeadline, Log: logTo(env.stderr), MemoryLimit: jit.DefaultMemoryLimit})
@@ -243,12 +250,12 @@ func printCalls(w io.Writer, calls []adapters.Call) {
 		if c.DryRun {
 			tags = append(tags, "dry run")
 		}
-		if c.Code != "" {
-			tags = append(tags, string(c.Code))
-		}
 		tags = append(tags, c.Notes...)
-		if c.Error != "" {
-			tags = append(tags, adapters.Visible(c.Error))
+		switch {
+		case c.Error != "":
+			tags = append(tags, adapters.Visible(c.Error)) // starts with the code
+		case c.Code != "":
+			tags = append(tags, string(c.Code))
 		}
 		extra := ""
 		if len(tags) > 0 {
