@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/dfdtools/dfd/lsp"
-	"github.com/dfdtools/dfd/lsp/source"
+	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 

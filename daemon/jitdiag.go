@@ -12,7 +12,7 @@ import (
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/lsp"
-	"github.com/dfdtools/dfd/lsp/source"
+	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 

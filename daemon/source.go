@@ -15,7 +15,7 @@ import (
 	"github.com/dfdtools/dfd/adapters/connect"
 	"github.com/dfdtools/dfd/adapters/credentials"
 	"github.com/dfdtools/dfd/lsp"
-	"github.com/dfdtools/dfd/lsp/source"
+	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 

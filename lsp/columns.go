@@ -8,7 +8,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/dfdtools/dfd/lsp/source"
+	"github.com/dfdtools/dfd/source"
 )
 
 // Column completion in the SQL of a .sqlx file: after "alias." the

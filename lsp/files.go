@@ -11,7 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/dfdtools/dfd/lsp/source"
+	"github.com/dfdtools/dfd/source"
 )
 
 // fileCtx is what a request about one file needs: its text as the editor

@@ -7,7 +7,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/dfdtools/dfd/lsp/source"
+	"github.com/dfdtools/dfd/source"
 )
 
 // References implements protocol.Server: the places that reference an
