@@ -144,9 +144,9 @@ func TestPreviewSurvivesWorkerKilled(t *testing.T) {
 			} else {
 				busyPolls[pid] = 0
 			}
-			// Busy in two polls in a row: the request has run for well
-			// over the pool's window for retrying a request whose worker
-			// died as it was handed over, so this kill is a real failure.
+			// Busy in two polls in a row: the worker accepted the
+			// request and is running it, so this kill is the request's
+			// failure (the pool retries only requests not yet accepted).
 			if busyPolls[pid] >= 2 {
 				busy = true
 			}

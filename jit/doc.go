@@ -26,7 +26,9 @@
 // enforces deadlines (Cancel, then kill after a grace period), replaces
 // workers that crash, break the protocol, hit the heap ceiling or have
 // served MaxRequests, stops workers that sit idle, and ends them all on
-// Close. Errors are typed: *WorkerError for what the worker answered
+// Close. A request whose worker died before accepting it (wire's Accepted
+// frame: a worker killed from outside while idle looks alive for a moment)
+// has run nothing and is run on another worker. Errors are typed: *WorkerError for what the worker answered
 // (JavaScript errors with their message and stack, deadlines wrapping
 // engine.ErrTimeout), *CrashError for a worker that died under a request,
 // with its last lines of stderr.

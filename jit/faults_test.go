@@ -164,6 +164,8 @@ func TestBadFrames(t *testing.T) {
 		{"oversized-reply", "exceeds the 67108864-byte limit"},
 		{"text-reply", "protocol error"},
 		{"wrong-id", "answered request 999 while 1 was running"},
+		{"unaccepted-reply", "answered request 1 without accepting it first"},
+		{"accepts-another", "accepted request 999, which is not waiting to be"},
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
@@ -472,4 +474,53 @@ func TestIdleWorkerDied(t *testing.T) {
 	// The dead worker is noticed when taken from the idle list: the request
 	// gets a new one instead of the corpse's error.
 	expectOK(t, p)
+}
+
+// TestWorkerGoneBeforeAccepting: a worker that dies after reading a request
+// but before accepting it has run none of it, and the request runs on
+// another worker; one that dies after accepting fails its request.
+func TestWorkerGoneBeforeAccepting(t *testing.T) {
+	root := project(t, nil)
+	t.Run("before", func(t *testing.T) {
+		once := filepath.Join(t.TempDir(), "once")
+		p := newPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=gone-before-accepting", onceEnv + "=" + once}})
+		res, err := p.Jit(context.Background(), jitJob(jitThreeCalls), (&adapter{}).rpc)
+		if err != nil {
+			t.Fatalf("the request failed with its worker: %v", err)
+		}
+		if q := query(t, res); q != "select id, amount -- 2" {
+			t.Errorf("query %q", q)
+		}
+		if n := p.Started(); n != 2 {
+			t.Errorf("%d workers started, want 2 (the one that died, the one that served)", n)
+		}
+	})
+	t.Run("after", func(t *testing.T) {
+		once := filepath.Join(t.TempDir(), "once")
+		p := newPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=gone-after-accepting", onceEnv + "=" + once}})
+		_, err := p.Jit(context.Background(), jitJob(jitNoCalls), nil)
+		var ce *jit.CrashError
+		if !errors.As(err, &ce) || ce.Signal != "killed" || !strings.Contains(err.Error(), "exited during the request") {
+			t.Fatalf("err = %v, want the worker's death during the request", err)
+		}
+		expectOK(t, p)
+	})
+}
+
+// TestIdleWorkersKilled kills every idle worker from outside (SIGKILL) and
+// sends a request at once, before the pool can have noticed: the pool
+// hands the request to a dead worker or to a replacement, and either way
+// it succeeds.
+func TestIdleWorkersKilled(t *testing.T) {
+	root := project(t, nil)
+	p := newPool(t, root, jit.PoolOptions{Workers: 2})
+	for i := 0; i < 5; i++ {
+		if err := p.Prewarm(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range p.Workers() {
+			_ = syscall.Kill(w.PID, syscall.SIGKILL)
+		}
+		expectOK(t, p)
+	}
 }

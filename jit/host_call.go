@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/jit/wire"
 	"github.com/dfdtools/dfd/jit/wirepb"
 )
 
@@ -18,15 +20,18 @@ type exchange struct {
 	// interrupted is engine.ErrTimeout or the caller's context error when
 	// the host sent Cancel for that reason.
 	interrupted error
-	// adapterCalls counts the adapter calls the worker made for the request.
-	adapterCalls int32
+	// lost: the worker was gone before it accepted the request (its
+	// output ended cleanly, or the request could not be written to it),
+	// so it ran nothing of it and the request may run elsewhere.
+	lost bool
 }
 
 // call sends req and conducts the conversation until its Response: adapter
 // calls are answered by rpc on goroutines of their own (several may be in
 // flight); the caller's cancellation and the deadline become a Cancel
 // frame, and a worker that does not answer within grace after that is
-// killed. A non-nil error means the worker is dead or killed.
+// killed. A non-nil error means the worker is dead or killed; ex.lost then
+// says whether that happened before the worker accepted the request.
 func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wirepb.Request, rpc engine.RPC, prefetched func(int) bool, timeout, grace time.Duration, onLog func(level, msg string)) (ex exchange, err error) {
 	w.nextID++
 	id := w.nextID
@@ -42,7 +47,6 @@ func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wi
 	rpcCtx, cancelRPCs := context.WithCancel(ctx)
 	var bg sync.WaitGroup
 	st := &callState{id: id, ctx: rpcCtx, rpc: rpc, prefetched: prefetched, bg: &bg}
-	defer func() { ex.adapterCalls = st.calls.Load() }()
 	w.cur.Store(st)
 	defer bg.Wait()
 	defer st.finish()
@@ -65,8 +69,12 @@ func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wi
 		}
 		return nil
 	}
-	if err := send(&wirepb.Frame{Kind: &wirepb.Frame_Request{Request: req}}, nil); err != nil {
-		return exchange{}, err
+	if err := w.out.Write(&wirepb.Frame{Kind: &wirepb.Frame_Request{Request: req}}); err != nil {
+		// Not all of the request reached the worker (it is gone: a broken
+		// pipe), so it cannot have run any of it; unless the write timed
+		// out, which is a hung worker, not a lost one.
+		w.kill()
+		return exchange{lost: !errors.Is(err, os.ErrDeadlineExceeded)}, w.crash(fmt.Sprintf("could not be sent the request (%v)", err), nil)
 	}
 
 	var deadline, graceC <-chan time.Time
@@ -90,12 +98,17 @@ func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wi
 				if k.Response.GetId() != id {
 					return ex, w.protocolFailure(fmt.Sprintf("answered request %d while %d was running", k.Response.GetId(), id))
 				}
+				if !st.accepted.Load() { // readLoop sets it before it passes on later frames
+					return ex, w.protocolFailure(fmt.Sprintf("answered request %d without accepting it first", id))
+				}
 				ex.resp = k.Response
 				return ex, nil
 			default:
 				return ex, w.protocolFailure(fmt.Sprintf("sent an unexpected %T frame", f.GetKind()))
 			}
 		case <-w.dead:
+			// readLoop stored accepted and deadErr before closing dead.
+			ex.lost = !st.accepted.Load() && !errors.Is(w.deadErr, wire.ErrProtocol)
 			return ex, w.crash(reasonExited, nil)
 		case <-deadline:
 			if err := interrupt(engine.ErrTimeout); err != nil {
@@ -123,12 +136,14 @@ func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wi
 // (or was killed from outside) while serving a request.
 const reasonExited = "exited during the request"
 
-// callState is the request in flight, as readLoop needs it to start the
-// goroutines that answer its adapter calls.
+// callState is the request in flight, as readLoop needs it to record its
+// acceptance and to start the goroutines that answer its adapter calls.
 type callState struct {
-	id  uint64
-	ctx context.Context
-	rpc engine.RPC
+	id uint64
+	// accepted is set by readLoop when the worker's Accepted arrives.
+	accepted atomic.Bool
+	ctx      context.Context
+	rpc      engine.RPC
 	// prefetched is told which prefetched answer the worker used; false
 	// means no such answer was sent.
 	prefetched func(int) bool
@@ -136,8 +151,6 @@ type callState struct {
 	mu   sync.Mutex // guards done and the Add of bg
 	done bool
 	bg   *sync.WaitGroup
-
-	calls atomic.Int32 // adapter calls started
 }
 
 // start runs f on a goroutine that call waits for, unless call is done.
@@ -147,7 +160,6 @@ func (s *callState) start(f func(ctx context.Context, rpc engine.RPC)) {
 	if s.done {
 		return // the request is over: the worker waits for nothing
 	}
-	s.calls.Add(1)
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()

@@ -188,24 +188,29 @@ func (w *hostWorker) readLoop(r *wire.Reader) {
 			}
 			continue
 		}
+		if a := f.GetAccepted(); a != nil {
+			// Recorded here, before any later frame is read: call sees it
+			// when the worker dies right after, whatever it selects first.
+			st := w.cur.Load()
+			if st == nil || st.id != a.GetId() || st.accepted.Load() {
+				w.badOutput(fmt.Errorf("%w: accepted request %d, which is not waiting to be", wire.ErrProtocol, a.GetId()))
+				return
+			}
+			st.accepted.Store(true)
+			continue
+		}
 		if c := f.GetAdapterCall(); c != nil {
 			// Started from here rather than from call's loop: one goroutine
 			// hop less per adapter round trip.
 			st := w.cur.Load()
-			if st == nil || st.id != c.GetRequestId() {
-				err := fmt.Errorf("%w: an adapter call for request %d, which is not running", wire.ErrProtocol, c.GetRequestId())
-				w.log.Error("ending jit worker: bad output", "err", err)
-				w.kill()
-				w.deadErr = err
+			if st == nil || st.id != c.GetRequestId() || !st.accepted.Load() {
+				w.badOutput(fmt.Errorf("%w: an adapter call for request %d, which is not running", wire.ErrProtocol, c.GetRequestId()))
 				return
 			}
 			if i := c.GetPrefetched(); i > 0 {
 				// Answered in the worker: recorded here, in frame order.
 				if st.prefetched == nil || !st.prefetched(int(i)-1) {
-					err := fmt.Errorf("%w: request %d used prefetched answer %d, which it was not sent", wire.ErrProtocol, c.GetRequestId(), i)
-					w.log.Error("ending jit worker: bad output", "err", err)
-					w.kill()
-					w.deadErr = err
+					w.badOutput(fmt.Errorf("%w: request %d used prefetched answer %d, which it was not sent", wire.ErrProtocol, c.GetRequestId(), i))
 					return
 				}
 				continue
@@ -220,6 +225,14 @@ func (w *hostWorker) readLoop(r *wire.Reader) {
 			return
 		}
 	}
+}
+
+// badOutput ends the worker for a frame that breaks the conversation, as
+// readLoop's last act.
+func (w *hostWorker) badOutput(err error) {
+	w.log.Error("ending jit worker: bad output", "err", err)
+	w.kill()
+	w.deadErr = err
 }
 
 func (w *hostWorker) protocolFailure(what string) error {

@@ -82,14 +82,22 @@ func fakeWorker(mode string, args []string) int {
 			ProtocolVersion: wire.ProtocolVersion, CoreVersion: opts.CoreVersion, Pid: int32(os.Getpid()),
 		}}})
 	}
-	firstRequest := func() {
+	// readRequest reads up to the first request, acknowledging it if accept.
+	readRequest := func(accept bool) *wirepb.Request {
 		for {
 			f, err := in.Read()
-			if err != nil || f.GetRequest() != nil {
-				return
+			if err != nil {
+				return nil
+			}
+			if r := f.GetRequest(); r != nil {
+				if accept {
+					_ = out.Write(&wirepb.Frame{Kind: &wirepb.Frame_Accepted{Accepted: &wirepb.Accepted{Id: r.GetId()}}})
+				}
+				return r
 			}
 		}
 	}
+	firstRequest := func() { readRequest(true) }
 	drain := func() { _, _ = io.Copy(io.Discard, os.Stdin) } // stay alive until the host lets go
 	junk := []byte{5, 0xff, 0xff, 0xff, 0xff, 0xff}          // a 5-byte frame that is no protobuf
 	switch mode {
@@ -131,6 +139,29 @@ func fakeWorker(mode string, args []string) int {
 		return 2
 	case "silent":
 		drain()
+	case "gone-before-accepting":
+		// As a worker killed from outside just as the request reaches it.
+		hello()
+		readRequest(false)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	case "gone-after-accepting":
+		hello()
+		firstRequest()
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	case "unaccepted-reply":
+		hello()
+		r := readRequest(false)
+		_ = out.Write(&wirepb.Frame{Kind: &wirepb.Frame_Response{Response: &wirepb.Response{
+			Id: r.GetId(), Outcome: &wirepb.Response_Result{Result: []byte{}}, Stats: &wirepb.Stats{},
+		}}})
+		drain()
+	case "accepts-another":
+		hello()
+		readRequest(false)
+		_ = out.Write(&wirepb.Frame{Kind: &wirepb.Frame_Accepted{Accepted: &wirepb.Accepted{Id: 999}}})
+		drain()
 	case "echo":
 		// The protocol with no engine behind it: for the transport's cost.
 		hello()
@@ -140,6 +171,7 @@ func fakeWorker(mode string, args []string) int {
 				return 0
 			}
 			if r := f.GetRequest(); r != nil {
+				_ = out.Write(&wirepb.Frame{Kind: &wirepb.Frame_Accepted{Accepted: &wirepb.Accepted{Id: r.GetId()}}})
 				// As many sequential adapter calls as the JiT request's
 				// bytes say (jitJob's code is ignored).
 				for i := 0; i < len(r.GetJit().GetRequest())%4; i++ {

@@ -122,15 +122,19 @@ func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log f
 			return nil, fmt.Errorf("jit: %s: waiting for a worker: %w", what, err)
 		}
 		queued = time.Since(start)
-		sent := time.Now()
 		req := build(uint32(min(timeout.Milliseconds(), 1<<32-1)))
 		ex, err = w.call(ctx, p.ctx.Done(), req, rpc, prefetched, timeout, p.opts.Grace, log)
 		if err == nil {
 			break
 		}
 		p.release(w, false)
-		if attempt == 0 && killedBeforeStarting(err, ex, time.Since(sent)) && ctx.Err() == nil {
-			p.log.Info("a jit worker was killed as it was handed a request; running the request on another", "worker", w.pid, "err", err)
+		// A worker killed from outside while idle can look alive for a
+		// moment (its pipes close once the kernel has torn it down), so the
+		// pool may hand it a request. One that died before accepting the
+		// request ran nothing of it: run it on another. Every worker of the
+		// pool may have been killed at once, hence up to Workers retries.
+		if ex.lost && attempt < p.opts.Workers && ctx.Err() == nil {
+			p.log.Info("a jit worker was gone before it accepted a request; running the request on another", "worker", w.pid, "err", err)
 			continue
 		}
 		return nil, fmt.Errorf("jit: %s: %w", what, err)
@@ -156,23 +160,6 @@ func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log f
 		res.Response = []byte{}
 	}
 	return res, nil
-}
-
-// staleWorkerWindow bounds how soon after a request was sent a worker's
-// death counts as unrelated to that request.
-const staleWorkerWindow = 100 * time.Millisecond
-
-// killedBeforeStarting reports whether a request failed only because its
-// worker had been killed from outside as it was handed the request: a
-// worker SIGKILLed while idle can look alive for a moment (its pipes close
-// once the kernel has torn it down), so the pool may pick it. Such a
-// request — dead within staleWorkerWindow, no adapter call made, not
-// interrupted — has run nothing that matters and is safe to run again;
-// anything else (a crash of the worker's own, a kill during real work) is
-// the request's error.
-func killedBeforeStarting(err error, ex exchange, after time.Duration) bool {
-	var ce *CrashError
-	return errors.As(err, &ce) && ce.Reason == reasonExited && ce.Signal == "killed" && ex.interrupted == nil && ex.adapterCalls == 0 && after < staleWorkerWindow
 }
 
 // keep decides whether w serves again after answering resp.

@@ -184,6 +184,12 @@ func (s *server) readLoop(r *wire.Reader) error {
 		}
 		switch k := f.Kind.(type) {
 		case *wirepb.Frame_Request:
+			// The receipt goes out before the request can start, so every
+			// other frame about it follows the receipt (wire's rule that
+			// lets the host retry requests of a worker that died first).
+			if err := s.out.Write(&wirepb.Frame{Kind: &wirepb.Frame_Accepted{Accepted: &wirepb.Accepted{Id: k.Request.GetId()}}}); err != nil {
+				return fmt.Errorf("writing accepted: %w", err)
+			}
 			s.mu.Lock()
 			s.queue = append(s.queue, k.Request)
 			s.mu.Unlock()

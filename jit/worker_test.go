@@ -25,6 +25,8 @@ type rawWorker struct {
 	r      *wire.Reader
 	stderr *bytes.Buffer
 	hello  *wirepb.Hello
+	// accepted: requests the worker has sent Accepted for.
+	accepted map[uint64]bool
 }
 
 func startRaw(t *testing.T, root string, extra ...string) *rawWorker {
@@ -45,7 +47,7 @@ func startRaw(t *testing.T, root string, extra ...string) *rawWorker {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	rw := &rawWorker{cmd: cmd, in: in, w: wire.NewWriter(in), r: wire.NewReader(out, 0), stderr: stderr}
+	rw := &rawWorker{cmd: cmd, in: in, w: wire.NewWriter(in), r: wire.NewReader(out, 0), stderr: stderr, accepted: map[uint64]bool{}}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -65,13 +67,31 @@ func (rw *rawWorker) send(t *testing.T, f *wirepb.Frame) {
 	}
 }
 
+// read returns the next frame other than Accepted, failing the test if
+// the frame concerns a request the worker has not accepted.
 func (rw *rawWorker) read(t *testing.T) *wirepb.Frame {
 	t.Helper()
-	f, err := rw.r.Read()
-	if err != nil {
-		t.Fatalf("reading a frame: %v; stderr:\n%s", err, rw.stderr)
+	for {
+		f, err := rw.r.Read()
+		if err != nil {
+			t.Fatalf("reading a frame: %v; stderr:\n%s", err, rw.stderr)
+		}
+		if a := f.GetAccepted(); a != nil {
+			if rw.accepted[a.GetId()] {
+				t.Fatalf("request %d accepted twice", a.GetId())
+			}
+			rw.accepted[a.GetId()] = true
+			continue
+		}
+		id, ok := f.GetResponse().GetId(), f.GetResponse() != nil
+		if c := f.GetAdapterCall(); c != nil {
+			id, ok = c.GetRequestId(), true
+		}
+		if ok && !rw.accepted[id] {
+			t.Fatalf("%T frame of request %d before its Accepted", f.GetKind(), id)
+		}
+		return f
 	}
-	return f
 }
 
 // exit waits for the worker to exit and returns its status.

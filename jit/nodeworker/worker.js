@@ -36,11 +36,32 @@ const crypto = require("crypto");
 const util = require("util");
 const v8 = require("v8");
 
-const PROTOCOL_VERSION = 1;
+// @@WIRE-BEGIN@@ (generated from jit/wirepb/wire.proto and jit/wire by
+// TestWireConstants; do not edit: go test ./jit/nodeworker -run TestWireConstants -update)
+const PROTOCOL_VERSION = 2;
+const F = {
+  Frame: { hello: 1, request: 2, response: 3, cancel: 4, adapter_call: 5, adapter_result: 6, log: 7, accepted: 8 },
+  Hello: { protocol_version: 1, core_version: 2, pid: 3, bundle_path: 4, root: 5, startup_micros: 6, memory_limit_bytes: 7 },
+  Request: { id: 1, compile: 2, jit: 3 },
+  Compile: { request: 1, root: 2, overlay: 3, timeout_ms: 4 },
+  Compile_OverlayEntry: { key: 1, value: 2 },
+  Jit: { request: 1, root: 2, overlay: 3, timeout_ms: 4, prefetched: 5 },
+  Jit_OverlayEntry: { key: 1, value: 2 },
+  PrefetchedCall: { method: 1, request: 2, response: 3 },
+  Response: { id: 1, result: 2, error: 3, stats: 4 },
+  Error: { code: 1, message: 2, stack: 3 },
+  Stats: { prepare_micros: 1, wait_micros: 2, run_micros: 3, peak_heap_bytes: 4, requests_served: 5 },
+  Accepted: { id: 1 },
+  Cancel: { id: 1 },
+  AdapterCall: { call_id: 1, request_id: 2, method: 3, request: 4, prefetched: 5 },
+  AdapterResult: { call_id: 1, response: 2, error: 3 },
+  Log: { request_id: 1, level: 2, message: 3 },
+};
+const CODE = { CODE_UNSPECIFIED: 0, SCRIPT_ERROR: 1, DEADLINE_EXCEEDED: 2, CANCELED: 3, RESOURCE_EXHAUSTED: 4, INVALID_ARGUMENT: 5, INTERNAL: 6, UNAVAILABLE: 7 };
+// @@WIRE-END@@
 const DEFAULT_MAX_FRAME = 64 << 20;
 const STALL_TIMEOUT_MS = 10000;
 const EXIT_OK = 0, EXIT_FAILURE = 1, EXIT_USAGE = 2, EXIT_MEMORY = 3, EXIT_PROTOCOL = 4;
-const CODE = { SCRIPT_ERROR: 1, DEADLINE_EXCEEDED: 2, CANCELED: 3, RESOURCE_EXHAUSTED: 4, INVALID_ARGUMENT: 5, INTERNAL: 6 };
 
 function diag(msg) {
   try { fs.writeSync(2, "dfd node worker " + process.pid + ": " + msg + "\n"); } catch (_) { /* stderr gone */ }
@@ -243,19 +264,21 @@ function fields(buf) {
   return out;
 }
 
-function decodeJob(buf) {
+// decodeJob decodes a Compile or a Jit (m: its field numbers, entry: those
+// of its overlay's map entries); Jit's prefetched answers are not used.
+function decodeJob(buf, m, entry) {
   const job = { request: EMPTY, root: "", overlay: new Map(), timeoutMs: 0 };
   for (const [num, wt, v] of fields(buf)) {
-    if (num === 1 && wt === 2) job.request = v;
-    else if (num === 2 && wt === 2) job.root = v.toString("utf8");
-    else if (num === 3 && wt === 2) {
+    if (num === m.request && wt === 2) job.request = v;
+    else if (num === m.root && wt === 2) job.root = v.toString("utf8");
+    else if (num === m.overlay && wt === 2) {
       let k = "", val = EMPTY;
       for (const [n2, w2, v2] of fields(v)) {
-        if (n2 === 1 && w2 === 2) k = v2.toString("utf8");
-        else if (n2 === 2 && w2 === 2) val = v2;
+        if (n2 === entry.key && w2 === 2) k = v2.toString("utf8");
+        else if (n2 === entry.value && w2 === 2) val = v2;
       }
       job.overlay.set(k, Buffer.from(val));
-    } else if (num === 4 && wt === 0) job.timeoutMs = Number(v);
+    } else if (num === m.timeout_ms && wt === 0) job.timeoutMs = Number(v);
   }
   return job;
 }
@@ -263,9 +286,9 @@ function decodeJob(buf) {
 function decodeError(buf) {
   const e = { code: 0, message: "", stack: "" };
   for (const [num, wt, v] of fields(buf)) {
-    if (num === 1 && wt === 0) e.code = Number(v);
-    else if (num === 2 && wt === 2) e.message = v.toString("utf8");
-    else if (num === 3 && wt === 2) e.stack = v.toString("utf8");
+    if (num === F.Error.code && wt === 0) e.code = Number(v);
+    else if (num === F.Error.message && wt === 2) e.message = v.toString("utf8");
+    else if (num === F.Error.stack && wt === 2) e.stack = v.toString("utf8");
   }
   return e;
 }
@@ -276,33 +299,33 @@ function decodeFrame(buf) {
   for (const [num, wt, v] of fields(buf)) {
     if (wt !== 2) continue;
     switch (num) {
-      case 2: { // Request
+      case F.Frame.request: {
         const r = { kind: "request", id: 0, compile: null, jit: null };
         for (const [n, w, x] of fields(v)) {
-          if (n === 1 && w === 0) r.id = x;
-          else if (n === 2 && w === 2) { r.compile = decodeJob(x); r.jit = null; }
-          else if (n === 3 && w === 2) { r.jit = decodeJob(x); r.compile = null; }
+          if (n === F.Request.id && w === 0) r.id = x;
+          else if (n === F.Request.compile && w === 2) { r.compile = decodeJob(x, F.Compile, F.Compile_OverlayEntry); r.jit = null; }
+          else if (n === F.Request.jit && w === 2) { r.jit = decodeJob(x, F.Jit, F.Jit_OverlayEntry); r.compile = null; }
         }
         frame = r;
         break;
       }
-      case 4: { // Cancel
+      case F.Frame.cancel: {
         const c = { kind: "cancel", id: 0 };
-        for (const [n, w, x] of fields(v)) if (n === 1 && w === 0) c.id = x;
+        for (const [n, w, x] of fields(v)) if (n === F.Cancel.id && w === 0) c.id = x;
         frame = c;
         break;
       }
-      case 6: { // AdapterResult
+      case F.Frame.adapter_result: {
         const a = { kind: "adapterResult", callId: 0, response: null, error: null };
         for (const [n, w, x] of fields(v)) {
-          if (n === 1 && w === 0) a.callId = x;
-          else if (n === 2 && w === 2) { a.response = Buffer.from(x); a.error = null; }
-          else if (n === 3 && w === 2) { a.error = decodeError(x); a.response = null; }
+          if (n === F.AdapterResult.call_id && w === 0) a.callId = x;
+          else if (n === F.AdapterResult.response && w === 2) { a.response = Buffer.from(x); a.error = null; }
+          else if (n === F.AdapterResult.error && w === 2) { a.error = decodeError(x); a.response = null; }
         }
         frame = a;
         break;
       }
-      case 1: case 3: case 5: case 7:
+      case F.Frame.hello: case F.Frame.response: case F.Frame.adapter_call: case F.Frame.log: case F.Frame.accepted:
         frame = { kind: "unexpected", num };
         break;
       default:
@@ -340,41 +363,51 @@ function writeFrame(kindNum, parts) {
 }
 
 function sendHello(opts, startupMicros) {
-  writeFrame(1, [
-    fVarint(1, PROTOCOL_VERSION),
-    fString(2, opts.coreVersion),
-    fVarint(3, process.pid),
-    fString(4, opts.bundle),
-    fString(5, opts.root),
-    fVarint(6, Math.max(0, Math.round(startupMicros))),
-    fVarint(7, opts.memoryLimit > 0 ? opts.memoryLimit : 0),
+  const h = F.Hello;
+  writeFrame(F.Frame.hello, [
+    fVarint(h.protocol_version, PROTOCOL_VERSION),
+    fString(h.core_version, opts.coreVersion),
+    fVarint(h.pid, process.pid),
+    fString(h.bundle_path, opts.bundle),
+    fString(h.root, opts.root),
+    fVarint(h.startup_micros, Math.max(0, Math.round(startupMicros))),
+    fVarint(h.memory_limit_bytes, opts.memoryLimit > 0 ? opts.memoryLimit : 0),
   ]);
 }
 
+// sendAccepted is the receipt for request id: sent when it is read, before
+// any of it runs (see jit/wire).
+function sendAccepted(id) {
+  writeFrame(F.Frame.accepted, [fVarint(F.Accepted.id, id)]);
+}
+
 function encodeError(code, message, stack) {
-  return [fVarint(1, code), fString(2, message), fString(3, stack)];
+  return [fVarint(F.Error.code, code), fString(F.Error.message, message), fString(F.Error.stack, stack)];
 }
 
 function sendResponse(id, outcome, stats) {
-  const parts = [fVarint(1, id)];
-  if (outcome.result !== undefined) parts.push(fBytes(2, outcome.result, true));
-  else parts.push(fMessage(3, encodeError(outcome.code, outcome.message, outcome.stack || "")));
-  parts.push(fMessage(4, [
-    fVarint(1, Math.round(stats.prepareMicros || 0)),
-    fVarint(2, Math.round(stats.waitMicros || 0)),
-    fVarint(3, Math.round(stats.runMicros || 0)),
-    fVarint(4, Math.round(stats.peakHeap || 0)),
-    fVarint(5, stats.served || 0),
+  const r = F.Response, s = F.Stats;
+  const parts = [fVarint(r.id, id)];
+  if (outcome.result !== undefined) parts.push(fBytes(r.result, outcome.result, true));
+  else parts.push(fMessage(r.error, encodeError(outcome.code, outcome.message, outcome.stack || "")));
+  parts.push(fMessage(r.stats, [
+    fVarint(s.prepare_micros, Math.round(stats.prepareMicros || 0)),
+    fVarint(s.wait_micros, Math.round(stats.waitMicros || 0)),
+    fVarint(s.run_micros, Math.round(stats.runMicros || 0)),
+    fVarint(s.peak_heap_bytes, Math.round(stats.peakHeap || 0)),
+    fVarint(s.requests_served, stats.served || 0),
   ]));
-  writeFrame(3, parts);
+  writeFrame(F.Frame.response, parts);
 }
 
 function sendAdapterCall(callId, requestId, method, bytes) {
-  writeFrame(5, [fVarint(1, callId), fVarint(2, requestId), fString(3, method), fBytes(4, bytes, false)]);
+  const c = F.AdapterCall;
+  writeFrame(F.Frame.adapter_call, [fVarint(c.call_id, callId), fVarint(c.request_id, requestId), fString(c.method, method), fBytes(c.request, bytes, false)]);
 }
 
 function sendLog(requestId, level, message) {
-  writeFrame(7, [fVarint(1, requestId), fString(2, level), fString(3, message)]);
+  const l = F.Log;
+  writeFrame(F.Frame.log, [fVarint(l.request_id, requestId), fString(l.level, level), fString(l.message, message)]);
 }
 
 // --- Paths (Go's path package) -------------------------------------------------
@@ -1410,6 +1443,7 @@ class Server {
   onFrame(f) {
     switch (f.kind) {
       case "request":
+        sendAccepted(f.id); // before it can start: pump may run it now
         this.queue.push(f);
         this.pump();
         break;

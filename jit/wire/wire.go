@@ -25,9 +25,18 @@
 //  1. The worker compiles @dataform/core and prepares its first runtime, then
 //     sends Hello{protocol_version, core_version, pid, …}. The host checks the
 //     protocol and core versions and only then sends requests.
-//  2. The host sends Request{id, Compile|Jit}. The worker answers every
-//     request with exactly one Response{id, result|error, stats}. A worker
-//     serves one request at a time; requests that arrive meanwhile queue.
+//  2. The host sends Request{id, Compile|Jit}. As soon as the worker has
+//     read it, and before it runs any of it, the worker sends
+//     Accepted{id}: every other frame about the request comes after that
+//     one. It answers every request with exactly one Response{id,
+//     result|error, stats}. A worker serves one request at a time; requests
+//     that arrive meanwhile queue (each is accepted when read). A worker
+//     that dies before accepting a request has run nothing of it, no user
+//     code and no adapter call, so the host runs the request on another
+//     worker: that is how a worker killed from outside while idle (which
+//     can look alive for a moment) costs no request its answer, with no
+//     clock involved. A Response or AdapterCall of a request not yet
+//     accepted is a protocol error.
 //  3. While a Jit request runs, its DbAdapter calls reach the host as
 //     AdapterCall{call_id, request_id, method, request}; several may be in
 //     flight. The host answers each with exactly one
@@ -65,7 +74,8 @@ import (
 
 // ProtocolVersion is sent in Hello; the host refuses a worker that speaks
 // another version (an old binary left running after an upgrade, say).
-const ProtocolVersion = 1
+// Version 2 added Accepted.
+const ProtocolVersion = 2
 
 // DefaultMaxFrame is the largest frame accepted unless configured: large
 // enough for the compiled graph of a very big project, small enough that a

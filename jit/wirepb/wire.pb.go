@@ -102,6 +102,7 @@ type Frame struct {
 	//	*Frame_AdapterCall
 	//	*Frame_AdapterResult
 	//	*Frame_Log
+	//	*Frame_Accepted
 	Kind          isFrame_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -207,6 +208,15 @@ func (x *Frame) GetLog() *Log {
 	return nil
 }
 
+func (x *Frame) GetAccepted() *Accepted {
+	if x != nil {
+		if x, ok := x.Kind.(*Frame_Accepted); ok {
+			return x.Accepted
+		}
+	}
+	return nil
+}
+
 type isFrame_Kind interface {
 	isFrame_Kind()
 }
@@ -239,6 +249,10 @@ type Frame_Log struct {
 	Log *Log `protobuf:"bytes,7,opt,name=log,proto3,oneof"` // worker → host, console output of user code
 }
 
+type Frame_Accepted struct {
+	Accepted *Accepted `protobuf:"bytes,8,opt,name=accepted,proto3,oneof"` // worker → host, exactly one per Request, before anything else about it
+}
+
 func (*Frame_Hello) isFrame_Kind() {}
 
 func (*Frame_Request) isFrame_Kind() {}
@@ -252,6 +266,8 @@ func (*Frame_AdapterCall) isFrame_Kind() {}
 func (*Frame_AdapterResult) isFrame_Kind() {}
 
 func (*Frame_Log) isFrame_Kind() {}
+
+func (*Frame_Accepted) isFrame_Kind() {}
 
 // Hello is the worker's handshake, sent once core is compiled and the first
 // runtime is prepared, so a worker that has said Hello is warm.
@@ -883,6 +899,56 @@ func (x *Stats) GetRequestsServed() uint64 {
 	return 0
 }
 
+// Accepted is the worker's receipt for a Request, sent as soon as the
+// worker has read the request from its stdin and before it runs any of it:
+// every other frame about request id (AdapterCall, Log, Response) comes
+// after it. A worker that dies before its Accepted has run nothing of the
+// request (no user code, no adapter call), so the host may run the request
+// on another worker.
+type Accepted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Accepted) Reset() {
+	*x = Accepted{}
+	mi := &file_wire_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Accepted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Accepted) ProtoMessage() {}
+
+func (x *Accepted) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Accepted.ProtoReflect.Descriptor instead.
+func (*Accepted) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Accepted) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
 // Cancel asks the worker to interrupt a request. It is ignored when the
 // request has already been answered or is unknown.
 type Cancel struct {
@@ -894,7 +960,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -906,7 +972,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -919,7 +985,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{9}
+	return file_wire_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Cancel) GetId() uint64 {
@@ -947,7 +1013,7 @@ type AdapterCall struct {
 
 func (x *AdapterCall) Reset() {
 	*x = AdapterCall{}
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -959,7 +1025,7 @@ func (x *AdapterCall) String() string {
 func (*AdapterCall) ProtoMessage() {}
 
 func (x *AdapterCall) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -972,7 +1038,7 @@ func (x *AdapterCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterCall.ProtoReflect.Descriptor instead.
 func (*AdapterCall) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{10}
+	return file_wire_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AdapterCall) GetCallId() uint64 {
@@ -1024,7 +1090,7 @@ type AdapterResult struct {
 
 func (x *AdapterResult) Reset() {
 	*x = AdapterResult{}
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1036,7 +1102,7 @@ func (x *AdapterResult) String() string {
 func (*AdapterResult) ProtoMessage() {}
 
 func (x *AdapterResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1049,7 +1115,7 @@ func (x *AdapterResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterResult.ProtoReflect.Descriptor instead.
 func (*AdapterResult) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{11}
+	return file_wire_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AdapterResult) GetCallId() uint64 {
@@ -1112,7 +1178,7 @@ type Log struct {
 
 func (x *Log) Reset() {
 	*x = Log{}
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1124,7 +1190,7 @@ func (x *Log) String() string {
 func (*Log) ProtoMessage() {}
 
 func (x *Log) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1137,7 +1203,7 @@ func (x *Log) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Log.ProtoReflect.Descriptor instead.
 func (*Log) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{12}
+	return file_wire_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Log) GetRequestId() uint64 {
@@ -1166,7 +1232,7 @@ var File_wire_proto protoreflect.FileDescriptor
 const file_wire_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"wire.proto\x12\bdfd.wire\"\xe6\x02\n" +
+	"wire.proto\x12\bdfd.wire\"\x98\x03\n" +
 	"\x05Frame\x12'\n" +
 	"\x05hello\x18\x01 \x01(\v2\x0f.dfd.wire.HelloH\x00R\x05hello\x12-\n" +
 	"\arequest\x18\x02 \x01(\v2\x11.dfd.wire.RequestH\x00R\arequest\x120\n" +
@@ -1174,7 +1240,8 @@ const file_wire_proto_rawDesc = "" +
 	"\x06cancel\x18\x04 \x01(\v2\x10.dfd.wire.CancelH\x00R\x06cancel\x12:\n" +
 	"\fadapter_call\x18\x05 \x01(\v2\x15.dfd.wire.AdapterCallH\x00R\vadapterCall\x12@\n" +
 	"\x0eadapter_result\x18\x06 \x01(\v2\x17.dfd.wire.AdapterResultH\x00R\radapterResult\x12!\n" +
-	"\x03log\x18\a \x01(\v2\r.dfd.wire.LogH\x00R\x03logB\x06\n" +
+	"\x03log\x18\a \x01(\v2\r.dfd.wire.LogH\x00R\x03log\x120\n" +
+	"\baccepted\x18\b \x01(\v2\x12.dfd.wire.AcceptedH\x00R\bacceptedB\x06\n" +
 	"\x04kind\"\xf1\x01\n" +
 	"\x05Hello\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12!\n" +
@@ -1232,7 +1299,9 @@ const file_wire_proto_rawDesc = "" +
 	"\n" +
 	"run_micros\x18\x03 \x01(\x03R\trunMicros\x12&\n" +
 	"\x0fpeak_heap_bytes\x18\x04 \x01(\x04R\rpeakHeapBytes\x12'\n" +
-	"\x0frequests_served\x18\x05 \x01(\x04R\x0erequestsServed\"\x18\n" +
+	"\x0frequests_served\x18\x05 \x01(\x04R\x0erequestsServed\"\x1a\n" +
+	"\bAccepted\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\"\x18\n" +
 	"\x06Cancel\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\"\x97\x01\n" +
 	"\vAdapterCall\x12\x17\n" +
@@ -1277,7 +1346,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_wire_proto_goTypes = []any{
 	(Code)(0),              // 0: dfd.wire.Code
 	(*Frame)(nil),          // 1: dfd.wire.Frame
@@ -1289,35 +1358,37 @@ var file_wire_proto_goTypes = []any{
 	(*Response)(nil),       // 7: dfd.wire.Response
 	(*Error)(nil),          // 8: dfd.wire.Error
 	(*Stats)(nil),          // 9: dfd.wire.Stats
-	(*Cancel)(nil),         // 10: dfd.wire.Cancel
-	(*AdapterCall)(nil),    // 11: dfd.wire.AdapterCall
-	(*AdapterResult)(nil),  // 12: dfd.wire.AdapterResult
-	(*Log)(nil),            // 13: dfd.wire.Log
-	nil,                    // 14: dfd.wire.Compile.OverlayEntry
-	nil,                    // 15: dfd.wire.Jit.OverlayEntry
+	(*Accepted)(nil),       // 10: dfd.wire.Accepted
+	(*Cancel)(nil),         // 11: dfd.wire.Cancel
+	(*AdapterCall)(nil),    // 12: dfd.wire.AdapterCall
+	(*AdapterResult)(nil),  // 13: dfd.wire.AdapterResult
+	(*Log)(nil),            // 14: dfd.wire.Log
+	nil,                    // 15: dfd.wire.Compile.OverlayEntry
+	nil,                    // 16: dfd.wire.Jit.OverlayEntry
 }
 var file_wire_proto_depIdxs = []int32{
 	2,  // 0: dfd.wire.Frame.hello:type_name -> dfd.wire.Hello
 	3,  // 1: dfd.wire.Frame.request:type_name -> dfd.wire.Request
 	7,  // 2: dfd.wire.Frame.response:type_name -> dfd.wire.Response
-	10, // 3: dfd.wire.Frame.cancel:type_name -> dfd.wire.Cancel
-	11, // 4: dfd.wire.Frame.adapter_call:type_name -> dfd.wire.AdapterCall
-	12, // 5: dfd.wire.Frame.adapter_result:type_name -> dfd.wire.AdapterResult
-	13, // 6: dfd.wire.Frame.log:type_name -> dfd.wire.Log
-	4,  // 7: dfd.wire.Request.compile:type_name -> dfd.wire.Compile
-	5,  // 8: dfd.wire.Request.jit:type_name -> dfd.wire.Jit
-	14, // 9: dfd.wire.Compile.overlay:type_name -> dfd.wire.Compile.OverlayEntry
-	15, // 10: dfd.wire.Jit.overlay:type_name -> dfd.wire.Jit.OverlayEntry
-	6,  // 11: dfd.wire.Jit.prefetched:type_name -> dfd.wire.PrefetchedCall
-	8,  // 12: dfd.wire.Response.error:type_name -> dfd.wire.Error
-	9,  // 13: dfd.wire.Response.stats:type_name -> dfd.wire.Stats
-	0,  // 14: dfd.wire.Error.code:type_name -> dfd.wire.Code
-	8,  // 15: dfd.wire.AdapterResult.error:type_name -> dfd.wire.Error
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	11, // 3: dfd.wire.Frame.cancel:type_name -> dfd.wire.Cancel
+	12, // 4: dfd.wire.Frame.adapter_call:type_name -> dfd.wire.AdapterCall
+	13, // 5: dfd.wire.Frame.adapter_result:type_name -> dfd.wire.AdapterResult
+	14, // 6: dfd.wire.Frame.log:type_name -> dfd.wire.Log
+	10, // 7: dfd.wire.Frame.accepted:type_name -> dfd.wire.Accepted
+	4,  // 8: dfd.wire.Request.compile:type_name -> dfd.wire.Compile
+	5,  // 9: dfd.wire.Request.jit:type_name -> dfd.wire.Jit
+	15, // 10: dfd.wire.Compile.overlay:type_name -> dfd.wire.Compile.OverlayEntry
+	16, // 11: dfd.wire.Jit.overlay:type_name -> dfd.wire.Jit.OverlayEntry
+	6,  // 12: dfd.wire.Jit.prefetched:type_name -> dfd.wire.PrefetchedCall
+	8,  // 13: dfd.wire.Response.error:type_name -> dfd.wire.Error
+	9,  // 14: dfd.wire.Response.stats:type_name -> dfd.wire.Stats
+	0,  // 15: dfd.wire.Error.code:type_name -> dfd.wire.Code
+	8,  // 16: dfd.wire.AdapterResult.error:type_name -> dfd.wire.Error
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -1333,6 +1404,7 @@ func file_wire_proto_init() {
 		(*Frame_AdapterCall)(nil),
 		(*Frame_AdapterResult)(nil),
 		(*Frame_Log)(nil),
+		(*Frame_Accepted)(nil),
 	}
 	file_wire_proto_msgTypes[2].OneofWrappers = []any{
 		(*Request_Compile)(nil),
@@ -1342,7 +1414,7 @@ func file_wire_proto_init() {
 		(*Response_Result)(nil),
 		(*Response_Error)(nil),
 	}
-	file_wire_proto_msgTypes[11].OneofWrappers = []any{
+	file_wire_proto_msgTypes[12].OneofWrappers = []any{
 		(*AdapterResult_Response)(nil),
 		(*AdapterResult_Error)(nil),
 	}
@@ -1352,7 +1424,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
