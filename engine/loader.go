@@ -296,7 +296,8 @@ func (l *loader) load(file string) (goja.Value, error) {
 			return nil, err
 		}
 	}
-	prog, err := goja.Compile(file, wrapModule(code), false)
+	// compileModule, not goja.Compile: arrow functions' toString() text (funcsource.go).
+	prog, err := compileModule(file, wrapModule(code))
 	if err != nil {
 		delete(l.modules, file)
 		return nil, syntaxError(r, err)
