@@ -6,9 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,123 +13,40 @@ import (
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
 )
 
-// reportLatency reports the median and 95th percentile of d in ms.
-func reportLatency(b *testing.B, d []time.Duration, prefix string) {
-	if len(d) == 0 {
-		return
-	}
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	ms := func(x time.Duration) float64 { return float64(x) / float64(time.Millisecond) }
-	b.ReportMetric(ms(d[len(d)/2]), prefix+"p50-ms")
-	b.ReportMetric(ms(d[(len(d)*95)/100]), prefix+"p95-ms")
-}
-
 // BenchmarkJitWarm measures a JiT request through the real pipe to a warm
-// worker: one whose next runtime is prepared, as it is for a request that
-// arrives after the previous one by more than the ≈10–30 ms a preparation
-// takes. The benchmark waits that long between requests, off the clock.
-// The adapter answers in-process, at once: what is measured is the worker
-// protocol and goja, not BigQuery. 3-cached-calls makes three metadata
-// reads that the worker answers from prefetched answers (PrefetchedCall),
-// as the daemon's repeated previews of an action do.
+// goja worker (workertest.BenchJitWarm). 3-cached-calls makes three
+// metadata reads that the worker answers from prefetched answers
+// (PrefetchedCall), as the daemon's repeated previews of an action do.
 func BenchmarkJitWarm(b *testing.B) {
-	root := project(b, nil)
-	p := newPool(b, root, jit.PoolOptions{Workers: 1})
+	root := workertest.Project(b, nil)
+	p := gojaWorkers.NewPool(b, root, jit.PoolOptions{Workers: 1})
 	if err := p.Prewarm(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	for _, c := range []struct {
-		name, code string
-		calls      int64 // reaching the host
-		prefetch   bool
-	}{
-		{"0-calls", jitNoCalls, 0, false},
-		{"3-calls", jitThreeCalls, 3, false},
+	cached := workertest.JitJob(jitThreeReads)
+	_, cached.Prefetched = recordCalls(b, p, cached)
+	workertest.BenchJitWarm(b, p, []workertest.WarmCase{
+		{Name: "0-calls", Job: workertest.JitJob(workertest.JitNoCalls)},
+		{Name: "3-calls", Job: workertest.JitJob(workertest.JitThreeCalls), Calls: 3},
 		// Three metadata reads answered by the worker from the answers
 		// the daemon sends along (what the previous run asked).
-		{"3-cached-calls", jitThreeReads, 0, true},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			job := jitJob(c.code)
-			if c.prefetch {
-				_, job.Prefetched = recordCalls(b, p, job)
-			}
-			a := &adapter{}
-			lat := make([]time.Duration, 0, b.N)
-			var run []time.Duration
-			waited := 0
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				time.Sleep(40 * time.Millisecond) // the worker prepares its next runtime
-				b.StartTimer()
-				start := time.Now()
-				res, err := p.Jit(context.Background(), job, a.rpc)
-				lat = append(lat, time.Since(start))
-				if err != nil {
-					b.Fatal(err)
-				}
-				run = append(run, res.Stats.Run)
-				if res.Stats.Wait > 100*time.Microsecond {
-					waited++
-				}
-			}
-			b.StopTimer()
-			if a.calls.Load() != c.calls*int64(b.N) {
-				b.Fatalf("%d adapter calls for %d requests", a.calls.Load(), b.N)
-			}
-			reportLatency(b, lat, "")
-			reportLatency(b, run, "engine-")
-			b.ReportMetric(float64(waited)/float64(b.N), "cold-frac")
-		})
-	}
+		{Name: "3-cached-calls", Job: cached},
+	})
 }
 
 // BenchmarkWorkerColdStart measures a new worker process up to its Hello
 // (process start, core's bundle compiled, first runtime prepared) and then
 // its first JiT request: the test binary as worker, and a built dfd binary.
 func BenchmarkWorkerColdStart(b *testing.B) {
-	root := project(b, nil)
-	commands := map[string][]string{"helper": nil}
+	root := workertest.Project(b, nil)
+	b.Run("helper", func(b *testing.B) { gojaWorkers.BenchColdStart(b, root) })
 	if !testing.Short() {
-		commands["dfd"] = []string{dfdBinary(b), "worker"}
-	}
-	for _, name := range []string{"helper", "dfd"} {
-		cmd, ok := commands[name]
-		if !ok {
-			continue
-		}
-		b.Run(name, func(b *testing.B) {
-			var ready, first []time.Duration
-			for i := 0; i < b.N; i++ {
-				opts := jit.PoolOptions{Root: root, BundlePath: bundlePath(root), CoreVersion: testenv.CoreVersion, Workers: 1, Command: cmd}
-				if cmd == nil {
-					opts.Command = []string{os.Args[0], "worker"}
-					opts.Env = []string{helperEnv + "=worker"}
-				}
-				p, err := jit.NewPool(opts)
-				if err != nil {
-					b.Fatal(err)
-				}
-				start := time.Now()
-				if err := p.Prewarm(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-				ready = append(ready, time.Since(start))
-				if _, err := p.Jit(context.Background(), jitJob(jitThreeCalls), (&adapter{}).rpc); err != nil {
-					b.Fatal(err)
-				}
-				first = append(first, time.Since(start))
-				b.StopTimer()
-				p.Close()
-				b.StartTimer()
-			}
-			reportLatency(b, ready, "ready-")
-			reportLatency(b, first, "first-jit-")
-		})
+		dfd := workertest.Engine{Command: func(tb testing.TB, _, _ string) []string { return []string{dfdBinary(tb), "worker"} }}
+		b.Run("dfd", func(b *testing.B) { dfd.BenchColdStart(b, root) })
 	}
 }
 
@@ -149,14 +63,14 @@ func BenchmarkCompileGC(b *testing.B) {
 		}
 		files[fmt.Sprintf("definitions/t_%03d.sqlx", i)] = fmt.Sprintf("config { type: \"table\", description: \"table %d\", columns: { id: \"the id\" } }\n%s\n", i, src)
 	}
-	root := project(b, files)
+	root := workertest.Project(b, files)
 	req, err := compile.Request(root, filePaths(files), compile.Overrides{}, 5*time.Minute)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, gc := range []int{100, 200, 400, 800} {
 		b.Run(fmt.Sprintf("gogc=%d", gc), func(b *testing.B) {
-			p := newPool(b, root, jit.PoolOptions{Workers: 1, GCPercent: gc})
+			p := gojaWorkers.NewPool(b, root, jit.PoolOptions{Workers: 1, GCPercent: gc})
 			if err := p.Prewarm(context.Background()); err != nil {
 				b.Fatal(err)
 			}
@@ -164,7 +78,7 @@ func BenchmarkCompileGC(b *testing.B) {
 			var cpu time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				before := cpuTime(p.Workers()[0].PID)
+				before := workertest.CPUTime(p.Workers()[0].PID)
 				res, err := p.Compile(context.Background(), jit.CompileJob{Request: req})
 				if err != nil {
 					b.Fatal(err)
@@ -172,7 +86,7 @@ func BenchmarkCompileGC(b *testing.B) {
 				// The worker's CPU time (all threads: the collector too) is
 				// what the setting changes; wall time on a shared machine
 				// mostly measures the neighbours.
-				cpu += cpuTime(res.Stats.PID) - before
+				cpu += workertest.CPUTime(res.Stats.PID) - before
 				peak = max(peak, res.Stats.PeakHeap)
 			}
 			b.ReportMetric(float64(cpu)/float64(b.N)/float64(time.Millisecond), "worker-cpu-ms/op")
@@ -212,8 +126,8 @@ func dfdBinary(tb testing.TB) string {
 // BenchmarkJitInProcess is the reference for BenchmarkJitWarm: the same
 // requests on a runtime prepared ahead, in this process, no pipe.
 func BenchmarkJitInProcess(b *testing.B) {
-	root := project(b, nil)
-	bundle, err := engine.LoadBundle(bundlePath(root), testenv.CoreVersion)
+	root := workertest.Project(b, nil)
+	bundle, err := engine.LoadBundle(workertest.BundlePath(root), testenv.CoreVersion)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -222,10 +136,10 @@ func BenchmarkJitInProcess(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer dir.Close()
-	for _, c := range []struct{ name, code string }{{"0-calls", jitNoCalls}, {"3-calls", jitThreeCalls}} {
+	for _, c := range []struct{ name, code string }{{"0-calls", workertest.JitNoCalls}, {"3-calls", workertest.JitThreeCalls}} {
 		b.Run(c.name, func(b *testing.B) {
-			job := jitJob(c.code)
-			a := &adapter{}
+			job := workertest.JitJob(c.code)
+			a := &workertest.Adapter{}
 			var lat []time.Duration
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
@@ -236,37 +150,22 @@ func BenchmarkJitInProcess(b *testing.B) {
 				time.Sleep(40 * time.Millisecond) // as BenchmarkJitWarm
 				b.StartTimer()
 				start := time.Now()
-				if _, err := rt.JitCompile(context.Background(), dir, job.Request, a.rpc); err != nil {
+				if _, err := rt.JitCompile(context.Background(), dir, job.Request, a.RPC); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(start))
 			}
-			reportLatency(b, lat, "")
+			workertest.ReportLatency(b, lat, "")
 		})
 	}
-}
-
-// cpuTime is the user+system CPU time of process pid so far.
-func cpuTime(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	// Fields after the command: state(0) ppid … utime(11) stime(12), in
-	// clock ticks (100 per second on Linux).
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 // BenchmarkTransport is a request's round trip through the pool and the
 // pipes to a fake worker that answers at once: the protocol's own cost,
 // the floor under BenchmarkJitWarm.
 func BenchmarkTransport(b *testing.B) {
-	root := project(b, nil)
-	p := newPool(b, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=echo"}})
+	root := workertest.Project(b, nil)
+	p := gojaWorkers.NewPool(b, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=echo"}})
 	if err := p.Prewarm(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -289,12 +188,12 @@ func BenchmarkTransport(b *testing.B) {
 					b.StartTimer()
 				}
 				start := time.Now()
-				if _, err := p.Jit(context.Background(), job, (&adapter{}).rpc); err != nil {
+				if _, err := p.Jit(context.Background(), job, (&workertest.Adapter{}).RPC); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(start))
 			}
-			reportLatency(b, lat, "")
+			workertest.ReportLatency(b, lat, "")
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
 )
 
@@ -33,17 +34,17 @@ func BenchmarkJitCLIWay(b *testing.B) {
 	if _, err := exec.LookPath("node"); err != nil {
 		b.Skip("node is needed for the CLI's way")
 	}
-	root := project(b, nil)
+	root := workertest.Project(b, nil)
 	oracle := filepath.Join(testenv.RepoRoot(), "compile", "testdata", "jit_oracle.js")
 	cliModules := filepath.Dir(filepath.Dir(filepath.Dir(testenv.CLIBundle(b)))) // …/node_modules
-	p := newPool(b, root, jit.PoolOptions{Workers: 1})
-	for _, c := range []struct{ name, code string }{{"0-calls", jitNoCalls}, {"3-calls", jitThreeCalls}} {
-		job := jitJob(c.code)
+	p := gojaWorkers.NewPool(b, root, jit.PoolOptions{Workers: 1})
+	for _, c := range []struct{ name, code string }{{"0-calls", workertest.JitNoCalls}, {"3-calls", workertest.JitThreeCalls}} {
+		job := workertest.JitJob(c.code)
 		var mu sync.Mutex
 		var answers []recordedCall
-		a := &adapter{}
+		a := &workertest.Adapter{}
 		record := func(ctx context.Context, method string, req []byte) ([]byte, error) {
-			resp, err := a.rpc(ctx, method, req)
+			resp, err := a.RPC(ctx, method, req)
 			rc := recordedCall{Method: method, Request: base64.StdEncoding.EncodeToString(req), Response: base64.StdEncoding.EncodeToString(resp)}
 			if err != nil {
 				rc.Response, rc.Error = "", err.Error()
@@ -60,7 +61,7 @@ func BenchmarkJitCLIWay(b *testing.B) {
 		for _, mode := range []string{"node", "cli-worker"} {
 			b.Run(c.name+"/"+mode, func(b *testing.B) {
 				in := map[string]any{"request": base64.StdEncoding.EncodeToString(job.Request), "answers": answers}
-				args := []string{oracle, bundlePath(root)}
+				args := []string{oracle, workertest.BundlePath(root)}
 				if mode == "cli-worker" {
 					in["cliWorker"] = root
 					args = append(args, cliModules)
@@ -84,7 +85,7 @@ func BenchmarkJitCLIWay(b *testing.B) {
 						b.Fatalf("%s answered differently from dfd", mode)
 					}
 				}
-				reportLatency(b, lat, "")
+				workertest.ReportLatency(b, lat, "")
 			})
 		}
 	}

@@ -16,24 +16,13 @@ import (
 
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
 )
 
-// expectOK runs a small JiT request that must succeed: the pool recovered.
-func expectOK(t *testing.T, p *jit.Pool) {
-	t.Helper()
-	res, err := p.Jit(context.Background(), jitJob(jitThreeCalls), (&adapter{}).rpc)
-	if err != nil {
-		t.Fatalf("the request after the fault failed: %v", err)
-	}
-	if q := query(t, res); q != "select id, amount -- 2" {
-		t.Fatalf("query after the fault %q", q)
-	}
-}
-
 func TestJitFaults(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, jit.PoolOptions{
+	root := workertest.Project(t, nil)
+	p := gojaWorkers.NewPool(t, root, jit.PoolOptions{
 		Workers:     1,
 		MemoryLimit: 200 << 20,
 		Grace:       time.Second,
@@ -45,7 +34,7 @@ func TestJitFaults(t *testing.T) {
 		name    string
 		code    string
 		timeout time.Duration
-		adapter *adapter
+		adapter *workertest.Adapter
 		// The error must match all of these.
 		code_   jit.Code // for *jit.WorkerError; 0: the error is a *jit.CrashError
 		is      error
@@ -58,27 +47,27 @@ func TestJitFaults(t *testing.T) {
 		{name: "infinite recursion", code: "async (jctx) => { const f = n => f(n + 1) + 1; return f(0); }", code_: jit.CodeScript, message: "Maximum call stack size exceeded"},
 		{name: "sync loop", code: "async (jctx) => { while (true) {} }", timeout: 500 * time.Millisecond, code_: jit.CodeDeadlineExceeded, is: engine.ErrTimeout},
 		{name: "loop of awaited adapter calls", code: "async (jctx) => { for (;;) { await jctx.adapter.listTables({database: 'p', schema: 'd'}); } }",
-			timeout: 500 * time.Millisecond, adapter: &adapter{}, code_: jit.CodeDeadlineExceeded, is: engine.ErrTimeout},
+			timeout: 500 * time.Millisecond, adapter: &workertest.Adapter{}, code_: jit.CodeDeadlineExceeded, is: engine.ErrTimeout},
 		{name: "adapter that never answers", code: "async (jctx) => { await jctx.adapter.listTables({database: 'p', schema: 'd'}); return 'x'; }",
-			timeout: 500 * time.Millisecond, adapter: &adapter{delay: time.Hour}, code_: jit.CodeDeadlineExceeded, is: engine.ErrTimeout},
+			timeout: 500 * time.Millisecond, adapter: &workertest.Adapter{Delay: time.Hour}, code_: jit.CodeDeadlineExceeded, is: engine.ErrTimeout},
 		{name: "allocates past the ceiling", code: "async (jctx) => { const a = []; for (;;) a.push(new Array(1e5).fill(1)); }",
 			code_: jit.CodeResourceExhausted, is: jit.ErrMemoryLimit, replaced: true},
 		// goja's interrupt does not stop regexp2's backtracking: only the
 		// kill after the grace period ends this one.
-		{name: "catastrophic regexp", code: jitCatastrophicRegexp,
+		{name: "catastrophic regexp", code: workertest.JitCatastrophicRegexp,
 			timeout: 500 * time.Millisecond, is: engine.ErrTimeout, message: "killed: no answer", replaced: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			started := p.Started()
-			job := jitJob(c.code)
+			job := workertest.JitJob(c.code)
 			job.Timeout = c.timeout
 			a := c.adapter
 			if a == nil {
-				a = &adapter{}
+				a = &workertest.Adapter{}
 			}
 			start := time.Now()
-			_, err := p.Jit(context.Background(), job, a.rpc)
+			_, err := p.Jit(context.Background(), job, a.RPC)
 			took := time.Since(start)
 			t.Logf("after %s: %v", took.Round(time.Millisecond), err)
 			if err == nil {
@@ -104,7 +93,7 @@ func TestJitFaults(t *testing.T) {
 			if c.timeout > 0 && took > c.timeout+3*time.Second {
 				t.Errorf("took %s for a %s deadline", took, c.timeout)
 			}
-			expectOK(t, p)
+			workertest.ExpectOK(t, p)
 			if replaced := p.Started() > started; replaced != c.replaced {
 				t.Errorf("worker replaced: %v, want %v", replaced, c.replaced)
 			}
@@ -113,36 +102,15 @@ func TestJitFaults(t *testing.T) {
 }
 
 func TestWorkerKilledMidRequest(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, jit.PoolOptions{Workers: 1})
-	if err := p.Prewarm(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	// The adapter kills the worker that calls it, then answers.
-	rpc := func(ctx context.Context, method string, req []byte) ([]byte, error) {
-		for _, w := range p.Workers() {
-			if w.Busy {
-				_ = syscall.Kill(w.PID, syscall.SIGKILL)
-			}
-		}
-		return (&adapter{}).rpc(ctx, method, req)
-	}
-	_, err := p.Jit(context.Background(), jitJob(jitThreeCalls), rpc)
-	var ce *jit.CrashError
-	if !errors.As(err, &ce) {
-		t.Fatalf("err = %#v, want a *jit.CrashError", err)
-	}
-	if ce.Signal != "killed" || !strings.Contains(err.Error(), "exited during the request") {
-		t.Errorf("err = %v, want the worker killed during the request", err)
-	}
-	expectOK(t, p)
+	root := workertest.Project(t, nil)
+	workertest.KilledMidRequest(t, gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1}))
 }
 
 func TestCrashReportsStderr(t *testing.T) {
-	root := project(t, nil)
+	root := workertest.Project(t, nil)
 	once := filepath.Join(t.TempDir(), "once")
-	p := newPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=crash", onceEnv + "=" + once}})
-	_, err := p.Jit(context.Background(), jitJob(jitNoCalls), nil)
+	p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=crash", onceEnv + "=" + once}})
+	_, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil)
 	var ce *jit.CrashError
 	if !errors.As(err, &ce) {
 		t.Fatalf("err = %#v, want a *jit.CrashError", err)
@@ -151,13 +119,13 @@ func TestCrashReportsStderr(t *testing.T) {
 		t.Errorf("crash error %#v, want exit status 2 and the panic from stderr", ce)
 	}
 	t.Log(err)
-	expectOK(t, p)
+	workertest.ExpectOK(t, p)
 }
 
 // TestBadFrames: a worker that writes what is not a frame is ended, its
 // request fails with a reason, and the pool goes on with a new worker.
 func TestBadFrames(t *testing.T) {
-	root := project(t, nil)
+	root := workertest.Project(t, nil)
 	cases := []struct{ mode, want string }{
 		{"junk-hello", "malformed frame"},
 		{"junk-reply", "malformed frame"},
@@ -170,29 +138,29 @@ func TestBadFrames(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
 			once := filepath.Join(t.TempDir(), "once")
-			p := newPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=" + c.mode, onceEnv + "=" + once}})
-			_, err := p.Jit(context.Background(), jitJob(jitNoCalls), nil)
+			p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=" + c.mode, onceEnv + "=" + once}})
+			_, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil)
 			var ce *jit.CrashError
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want a *jit.CrashError mentioning %q", err, c.want)
 			}
 			t.Log(err)
-			expectOK(t, p)
+			workertest.ExpectOK(t, p)
 		})
 	}
 }
 
 func TestStartFailures(t *testing.T) {
-	root := project(t, nil)
+	root := workertest.Project(t, nil)
 	t.Run("hung at start", func(t *testing.T) {
-		p := newPool(t, root, jit.PoolOptions{Workers: 1, StartTimeout: 500 * time.Millisecond, Env: []string{helperEnv + "=silent"}})
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, StartTimeout: 500 * time.Millisecond, Env: []string{helperEnv + "=silent"}})
 		err := p.Prewarm(context.Background())
 		if err == nil || !strings.Contains(err.Error(), "no handshake within 500ms") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("bad bundle", func(t *testing.T) {
-		p := newPool(t, root, jit.PoolOptions{Workers: 1})
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 		opts := p.Options()
 		opts.BundlePath = filepath.Join(root, "missing.js")
 		opts.Logger = nil
@@ -201,7 +169,7 @@ func TestStartFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p2.Close()
-		_, err = p2.Jit(context.Background(), jitJob(jitNoCalls), nil)
+		_, err = p2.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil)
 		var ce *jit.CrashError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "missing.js") {
 			t.Fatalf("err = %v, want a crash error quoting the worker's stderr", err)
@@ -210,7 +178,7 @@ func TestStartFailures(t *testing.T) {
 	t.Run("truncated bundle", func(t *testing.T) {
 		// An interrupted install: the worker says which file and what is
 		// wrong with it, not just the engine's SyntaxError.
-		src, err := os.ReadFile(bundlePath(root))
+		src, err := os.ReadFile(workertest.BundlePath(root))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +186,7 @@ func TestStartFailures(t *testing.T) {
 		if err := os.WriteFile(truncated, src[:len(src)/2], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		p := newPool(t, root, jit.PoolOptions{Workers: 1})
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 		opts := p.Options()
 		opts.BundlePath = truncated
 		opts.Logger = nil
@@ -227,7 +195,7 @@ func TestStartFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p2.Close()
-		_, err = p2.Jit(context.Background(), jitJob(jitNoCalls), nil)
+		_, err = p2.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil)
 		if err == nil || !strings.Contains(err.Error(), truncated+" looks truncated or corrupt") {
 			t.Fatalf("err = %v, want the worker's word that %s is damaged", err, truncated)
 		}
@@ -235,7 +203,7 @@ func TestStartFailures(t *testing.T) {
 	t.Run("environment", func(t *testing.T) {
 		t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "/secret/key.json")
 		t.Setenv("DFD_SOMETHING", "x")
-		p := newPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=print-env"}})
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=print-env"}})
 		err := p.Prewarm(context.Background())
 		var ce *jit.CrashError
 		if !errors.As(err, &ce) {
@@ -249,14 +217,14 @@ func TestStartFailures(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, jit.PoolOptions{Workers: 1})
+	root := workertest.Project(t, nil)
+	p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 	if err := p.Prewarm(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	_, err := p.Jit(ctx, jitJob("async (jctx) => { while (true) {} }"), nil)
+	_, err := p.Jit(ctx, workertest.JitJob("async (jctx) => { while (true) {} }"), nil)
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, engine.ErrCanceled) {
 		t.Fatalf("err = %v, want it to wrap context.Canceled and engine.ErrCanceled", err)
 	}
@@ -264,7 +232,7 @@ func TestCancel(t *testing.T) {
 	if !errors.As(err, &we) || we.Code != jit.CodeCanceled {
 		t.Errorf("err = %#v, want the worker's CANCELED answer", err)
 	}
-	expectOK(t, p)
+	workertest.ExpectOK(t, p)
 	if n := p.Started(); n != 1 {
 		t.Errorf("%d workers started: a cancelled request must not cost the worker", n)
 	}
@@ -272,7 +240,7 @@ func TestCancel(t *testing.T) {
 	t.Run("caller deadline", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		_, err := p.Jit(ctx, jitJob("async (jctx) => { while (true) {} }"), nil)
+		_, err := p.Jit(ctx, workertest.JitJob("async (jctx) => { while (true) {} }"), nil)
 		if !errors.Is(err, engine.ErrTimeout) {
 			t.Fatalf("err = %v, want it to wrap engine.ErrTimeout", err)
 		}
@@ -285,7 +253,7 @@ func TestCancel(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = p.Jit(long, jitJob("async (jctx) => { while (true) {} }"), nil)
+			_, _ = p.Jit(long, workertest.JitJob("async (jctx) => { while (true) {} }"), nil)
 		}()
 		for busy := false; !busy; { // until the loop holds the only worker
 			time.Sleep(10 * time.Millisecond)
@@ -295,19 +263,19 @@ func TestCancel(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
-		_, err := p.Jit(ctx, jitJob(jitNoCalls), nil)
+		_, err := p.Jit(ctx, workertest.JitJob(workertest.JitNoCalls), nil)
 		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for a worker") {
 			t.Errorf("err = %v, want the queue wait to end with the context", err)
 		}
 		cancelLong()
 		wg.Wait()
-		expectOK(t, p)
+		workertest.ExpectOK(t, p)
 	})
 }
 
 func TestConcurrentRequests(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, jit.PoolOptions{Workers: 2})
+	root := workertest.Project(t, nil)
+	p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 2})
 	const n = 100
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -315,9 +283,9 @@ func TestConcurrentRequests(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := p.Jit(context.Background(), jitJob(jitThreeCalls), (&adapter{}).rpc)
-			if err == nil && query(t, res) != "select id, amount -- 2" {
-				err = errors.New("wrong query " + query(t, res))
+			res, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitThreeCalls), (&workertest.Adapter{}).RPC)
+			if err == nil && workertest.Query(t, res) != "select id, amount -- 2" {
+				err = errors.New("wrong query " + workertest.Query(t, res))
 			}
 			errs <- err
 		}()
@@ -342,12 +310,12 @@ func TestConcurrentRequests(t *testing.T) {
 }
 
 func TestRecycleAndIdle(t *testing.T) {
-	root := project(t, nil)
+	root := workertest.Project(t, nil)
 	t.Run("after MaxRequests", func(t *testing.T) {
-		p := newPool(t, root, jit.PoolOptions{Workers: 1, MaxRequests: 3})
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, MaxRequests: 3})
 		pids := map[int]bool{}
 		for i := 0; i < 7; i++ {
-			res, err := p.Jit(context.Background(), jitJob(jitNoCalls), nil)
+			res, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -358,15 +326,15 @@ func TestRecycleAndIdle(t *testing.T) {
 		}
 	})
 	t.Run("after a request with a large heap", func(t *testing.T) {
-		p := newPool(t, root, jit.PoolOptions{Workers: 1, RecycleHeap: 1})
-		a, _ := p.Jit(context.Background(), jitJob(jitNoCalls), nil)
-		b, _ := p.Jit(context.Background(), jitJob(jitNoCalls), nil)
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, RecycleHeap: 1})
+		a, _ := p.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil)
+		b, _ := p.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil)
 		if a == nil || b == nil || a.Stats.PID == b.Stats.PID {
 			t.Errorf("the worker was not recycled")
 		}
 	})
 	t.Run("idle workers stop", func(t *testing.T) {
-		p := newPool(t, root, jit.PoolOptions{Workers: 3, MinWorkers: 1, IdleTimeout: 500 * time.Millisecond})
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 3, MinWorkers: 1, IdleTimeout: 500 * time.Millisecond})
 		if err := p.Prewarm(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -381,19 +349,19 @@ func TestRecycleAndIdle(t *testing.T) {
 		if n := len(p.Workers()); n != 1 {
 			t.Errorf("%d workers after idling, want 1", n)
 		}
-		expectOK(t, p)
+		workertest.ExpectOK(t, p)
 	})
 }
 
 func TestCloseDuringRequest(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, jit.PoolOptions{Workers: 2})
+	root := workertest.Project(t, nil)
+	p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 2})
 	if err := p.Prewarm(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := p.Jit(context.Background(), jitJob("async (jctx) => { while (true) {} }"), nil)
+		_, err := p.Jit(context.Background(), workertest.JitJob("async (jctx) => { while (true) {} }"), nil)
 		done <- err
 	}()
 	time.Sleep(200 * time.Millisecond)
@@ -405,7 +373,7 @@ func TestCloseDuringRequest(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("Close took %s", d)
 	}
-	if _, err := p.Jit(context.Background(), jitJob(jitNoCalls), nil); !errors.Is(err, jit.ErrClosed) {
+	if _, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil); !errors.Is(err, jit.ErrClosed) {
 		t.Errorf("after Close: err = %v", err)
 	}
 }
@@ -414,8 +382,8 @@ func TestCloseDuringRequest(t *testing.T) {
 // "host" mode, with a pool of two workers) with SIGKILL: it cannot close
 // anything, yet its workers must go (parent-death signal, stdin EOF).
 func TestWorkersDieWithTheirHost(t *testing.T) {
-	root := project(t, nil)
-	host := exec.Command(os.Args[0], "host", "--bundle="+bundlePath(root), "--core-version="+testenv.CoreVersion, "--root="+root)
+	root := workertest.Project(t, nil)
+	host := exec.Command(os.Args[0], "host", "--bundle="+workertest.BundlePath(root), "--core-version="+testenv.CoreVersion, "--root="+root)
 	host.Env = append(os.Environ(), helperEnv+"=host")
 	host.Stderr = os.Stderr
 	out, err := host.StdoutPipe()
@@ -437,7 +405,7 @@ func TestWorkersDieWithTheirHost(t *testing.T) {
 		t.Fatalf("host reported workers %v", pids)
 	}
 	for _, pid := range pids {
-		if ppid(pid) != host.Process.Pid {
+		if workertest.PPID(pid) != host.Process.Pid {
 			t.Errorf("worker %d is not the host's child", pid)
 		}
 	}
@@ -445,10 +413,10 @@ func TestWorkersDieWithTheirHost(t *testing.T) {
 	_ = host.Wait()
 	deadline := time.Now().Add(5 * time.Second)
 	for _, pid := range pids {
-		for alive(pid) && time.Now().Before(deadline) {
+		for workertest.Alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if alive(pid) {
+		if workertest.Alive(pid) {
 			t.Errorf("worker %d outlived its host", pid)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
@@ -456,8 +424,8 @@ func TestWorkersDieWithTheirHost(t *testing.T) {
 }
 
 func TestIdleWorkerDied(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, jit.PoolOptions{Workers: 1})
+	root := workertest.Project(t, nil)
+	p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 	if err := p.Prewarm(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -473,22 +441,22 @@ func TestIdleWorkerDied(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	// The dead worker is noticed when taken from the idle list: the request
 	// gets a new one instead of the corpse's error.
-	expectOK(t, p)
+	workertest.ExpectOK(t, p)
 }
 
 // TestWorkerGoneBeforeAccepting: a worker that dies after reading a request
 // but before accepting it has run none of it, and the request runs on
 // another worker; one that dies after accepting fails its request.
 func TestWorkerGoneBeforeAccepting(t *testing.T) {
-	root := project(t, nil)
+	root := workertest.Project(t, nil)
 	t.Run("before", func(t *testing.T) {
 		once := filepath.Join(t.TempDir(), "once")
-		p := newPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=gone-before-accepting", onceEnv + "=" + once}})
-		res, err := p.Jit(context.Background(), jitJob(jitThreeCalls), (&adapter{}).rpc)
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=gone-before-accepting", onceEnv + "=" + once}})
+		res, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitThreeCalls), (&workertest.Adapter{}).RPC)
 		if err != nil {
 			t.Fatalf("the request failed with its worker: %v", err)
 		}
-		if q := query(t, res); q != "select id, amount -- 2" {
+		if q := workertest.Query(t, res); q != "select id, amount -- 2" {
 			t.Errorf("query %q", q)
 		}
 		if n := p.Started(); n != 2 {
@@ -497,30 +465,19 @@ func TestWorkerGoneBeforeAccepting(t *testing.T) {
 	})
 	t.Run("after", func(t *testing.T) {
 		once := filepath.Join(t.TempDir(), "once")
-		p := newPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=gone-after-accepting", onceEnv + "=" + once}})
-		_, err := p.Jit(context.Background(), jitJob(jitNoCalls), nil)
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=gone-after-accepting", onceEnv + "=" + once}})
+		_, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil)
 		var ce *jit.CrashError
 		if !errors.As(err, &ce) || ce.Signal != "killed" || !strings.Contains(err.Error(), "exited during the request") {
 			t.Fatalf("err = %v, want the worker's death during the request", err)
 		}
-		expectOK(t, p)
+		workertest.ExpectOK(t, p)
 	})
 }
 
-// TestIdleWorkersKilled kills every idle worker from outside (SIGKILL) and
-// sends a request at once, before the pool can have noticed: the pool
-// hands the request to a dead worker or to a replacement, and either way
-// it succeeds.
+// TestIdleWorkersKilled: requests sent right after every idle worker was
+// killed from outside succeed.
 func TestIdleWorkersKilled(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, jit.PoolOptions{Workers: 2})
-	for i := 0; i < 5; i++ {
-		if err := p.Prewarm(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range p.Workers() {
-			_ = syscall.Kill(w.PID, syscall.SIGKILL)
-		}
-		expectOK(t, p)
-	}
+	root := workertest.Project(t, nil)
+	workertest.IdleWorkersKilled(t, gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 2}))
 }

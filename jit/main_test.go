@@ -4,19 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/jit/wire"
 	"github.com/dfdtools/dfd/jit/wirepb"
@@ -42,7 +38,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dfdBuild.dir)
 	}
 	if code == 0 {
-		if kids := children(); len(kids) > 0 {
+		if kids := workertest.Children(); len(kids) > 0 {
 			fmt.Fprintf(os.Stderr, "leaked child processes after all tests: %v\n", kids)
 			code = 1
 		}
@@ -216,7 +212,7 @@ func hostMain(ctx context.Context, args []string) int {
 	// One worker is stuck in native code, which no interrupt stops: only
 	// the parent-death signal (or the worker's exit after stdin's EOF)
 	// ends it when the host dies.
-	go func() { _, _ = p.Jit(ctx, jitJob(jitCatastrophicRegexp), nil) }()
+	go func() { _, _ = p.Jit(ctx, workertest.JitJob(workertest.JitCatastrophicRegexp), nil) }()
 	time.Sleep(300 * time.Millisecond)
 	for _, w := range p.Workers() {
 		fmt.Println(w.PID)
@@ -226,108 +222,9 @@ func hostMain(ctx context.Context, args []string) int {
 	return 0
 }
 
-// children lists the pids of this process's child processes.
-func children() []int {
-	me := os.Getpid()
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if ppid(pid) == me {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-func ppid(pid int) int {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return -1
-	}
-	// pid (comm) state ppid …; comm may hold spaces and parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return -1
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return -1
-	}
-	n, _ := strconv.Atoi(f[1])
-	return n
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && !strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
-}
-
-const settings = "defaultProject: proj\ndefaultDataset: ds\ndefaultLocation: US\ndefaultAssertionDataset: checks\n"
-
-// project writes a scratch project with core and returns its root.
-func project(t testing.TB, files map[string]string) string {
-	t.Helper()
-	all := map[string]string{"workflow_settings.yaml": settings}
-	for k, v := range files {
-		all[k] = v
-	}
-	return testenv.WriteProject(t, testenv.CoreVersion, all)
-}
-
-func bundlePath(root string) string {
-	return filepath.Join(root, "node_modules", "@dataform", "core", "bundle.js")
-}
-
-// newPool starts a pool of helper workers for root; it is closed, and no
-// worker may be left running, when the test ends.
-func newPool(t testing.TB, root string, opts jit.PoolOptions) *jit.Pool {
-	t.Helper()
-	opts.Root, opts.BundlePath, opts.CoreVersion = root, bundlePath(root), testenv.CoreVersion
-	if opts.Command == nil {
-		opts.Command = []string{os.Args[0], "worker"}
-	}
-	if len(opts.Env) == 0 {
-		opts.Env = []string{helperEnv + "=worker"}
-	}
-	if opts.Logger == nil {
-		opts.Logger = testLogger(t)
-	}
-	p, err := jit.NewPool(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		start := time.Now()
-		p.Close()
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("Close took %s", d)
-		}
-		if kids := children(); len(kids) > 0 {
-			t.Errorf("processes left after Close: %v", kids)
-		}
-	})
-	return p
-}
-
-// testLogger logs to t at warning level and above (re-logged worker
-// stderr included), so that failures come with the workers' words.
-func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+// gojaWorkers are workers of the goja engine: the test binary as
+// `dfd worker`.
+var gojaWorkers = workertest.Engine{
+	Command: func(testing.TB, string, string) []string { return []string{os.Args[0], "worker"} },
+	Env:     []string{helperEnv + "=worker"},
 }

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
@@ -42,7 +42,7 @@ func filePaths(files map[string]string) []string {
 // compileInProcess is the reference: the engine in this process.
 func compileInProcess(t *testing.T, root string, overlay map[string][]byte, req []byte) []byte {
 	t.Helper()
-	b, err := engine.LoadBundle(bundlePath(root), testenv.CoreVersion)
+	b, err := engine.LoadBundle(workertest.BundlePath(root), testenv.CoreVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +71,8 @@ func compileInProcess(t *testing.T, root string, overlay map[string][]byte, req 
 }
 
 func TestCompileMatchesInProcess(t *testing.T) {
-	root := project(t, smallProject)
-	p := newPool(t, root, jit.PoolOptions{Workers: 1})
+	root := workertest.Project(t, smallProject)
+	p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 	ctx := context.Background()
 
 	t.Run("disk", func(t *testing.T) {
@@ -151,105 +151,37 @@ func graph(t *testing.T, resp []byte) *dataformpb.CompiledGraph {
 	return r.GetCompile().GetCompiledGraph()
 }
 
-const table = dataformpb.JitCompilationTargetType_JIT_COMPILATION_TARGET_TYPE_TABLE
-
-func jitJob(code string) jit.JitJob {
-	b, _ := proto.Marshal(&dataformpb.JitCompilationRequest{
-		Target:                &dataformpb.Target{Database: "proj", Schema: "ds", Name: "t"},
-		JitCode:               code,
-		CompilationTargetType: table,
-	})
-	return jit.JitJob{Request: b}
-}
-
-// adapter answers GetTable for "known" and ListTables; GetTable of anything
-// else fails with NOT_FOUND, as a BigQuery adapter does.
-type adapter struct {
-	calls atomic.Int64
-	delay time.Duration
-}
-
-func (a *adapter) rpc(ctx context.Context, method string, req []byte) ([]byte, error) {
-	a.calls.Add(1)
-	if a.delay > 0 {
-		select {
-		case <-time.After(a.delay):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	switch method {
-	case "GetTable":
-		var r dataformpb.GetTableRequest
-		if err := proto.Unmarshal(req, &r); err != nil {
-			return nil, err
-		}
-		if r.GetTarget().GetName() != "known" {
-			return nil, errors.New("NOT_FOUND: table " + r.GetTarget().GetName() + " not found")
-		}
-		return proto.Marshal(&dataformpb.TableMetadata{Target: r.GetTarget(), Fields: []*dataformpb.Field{{Name: "id"}, {Name: "amount"}}})
-	case "ListTables":
-		return proto.Marshal(&dataformpb.ListTablesResponse{Tables: []*dataformpb.TableMetadata{
-			{Target: &dataformpb.Target{Name: "a"}}, {Target: &dataformpb.Target{Name: "b"}},
-		}})
-	case "DeleteTable":
-		return nil, nil
-	}
-	return nil, errors.New("UNIMPLEMENTED: " + method)
-}
-
-func query(t *testing.T, res *jit.Result) string {
-	t.Helper()
-	var r dataformpb.JitCompilationResponse
-	if err := proto.Unmarshal(res.Response, &r); err != nil {
-		t.Fatal(err)
-	}
-	return r.GetTable().GetQuery()
-}
-
-const (
-	jitNoCalls    = "async (jctx) => `select 1 from ${jctx.self()}`"
-	jitThreeCalls = "async (jctx) => { const k = {target: {database: 'proj', schema: 'ds', name: 'known'}}; const t = await jctx.adapter.getTable(k); const l = await jctx.adapter.listTables({database: 'proj', schema: 'ds'}); await jctx.adapter.deleteTable(k); return `select ${t.fields.map(f => f.name).join(', ')} -- ${l.tables.length}`; }"
-	jitParallel   = "async (jctx) => { const k = {target: {database: 'proj', schema: 'ds', name: 'known'}}; const ts = await Promise.all([1, 2, 3].map(() => jctx.adapter.getTable(k))); return `select ${ts.length}`; }"
-	jitCaught     = "async (jctx) => { try { await jctx.adapter.getTable({target: {name: 'missing'}}); return 'found'; } catch (e) { return 'select ' + JSON.stringify(e.message); } }"
-	jitUncaught   = "async (jctx) => (await jctx.adapter.getTable({target: {name: 'gone'}})).fields"
-	jitConsole    = "async (jctx) => { console.log('hello from', 'jit'); console.warn({a: 1}); return 'select 5'; }"
-	// The lookahead makes goja use regexp2, which backtracks.
-	jitCatastrophicRegexp = "async (jctx) => { /^(?=a)(a|aa)+$/.test('a'.repeat(60) + 'b'); return 'x'; }"
-	jitCLICompiled        = "async (jctx) => { try { await jctx.adapter.getTable({target: {name: 'missing'}}); } catch (e) {\n e=VM2_INTERNAL_STATE_DO_NOT_USE_OR_PROGRAM_WILL_FAIL.handleException(e);return 'select 2'; } }"
-)
-
 func TestJit(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, jit.PoolOptions{Workers: 1})
+	root := workertest.Project(t, nil)
+	p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 	cases := []struct {
 		name, code, query string
 		calls             int64
 	}{
-		{"0 adapter calls", jitNoCalls, "select 1 from `proj.ds.t`", 0},
-		{"3 adapter calls", jitThreeCalls, "select id, amount -- 2", 3},
-		{"3 calls in flight at once", jitParallel, "select 3", 3},
-		{"caught adapter error", jitCaught, `select "NOT_FOUND: table missing not found"`, 1},
-		{"CLI-compiled catch", jitCLICompiled, "select 2", 1},
+		{"0 adapter calls", workertest.JitNoCalls, "select 1 from `proj.ds.t`", 0},
+		{"3 adapter calls", workertest.JitThreeCalls, "select id, amount -- 2", 3},
+		{"3 calls in flight at once", workertest.JitParallel, "select 3", 3},
+		{"caught adapter error", workertest.JitCaught, `select "NOT_FOUND: table missing not found"`, 1},
+		{"CLI-compiled catch", workertest.JitCLICompiled, "select 2", 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a := &adapter{}
-			res, err := p.Jit(context.Background(), jitJob(c.code), a.rpc)
+			a := &workertest.Adapter{}
+			res, err := p.Jit(context.Background(), workertest.JitJob(c.code), a.RPC)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := query(t, res); got != c.query {
+			if got := workertest.Query(t, res); got != c.query {
 				t.Errorf("query %q, want %q", got, c.query)
 			}
-			if n := a.calls.Load(); n != c.calls {
+			if n := a.Calls.Load(); n != c.calls {
 				t.Errorf("%d adapter calls, want %d", n, c.calls)
 			}
 		})
 	}
 
 	t.Run("uncaught adapter error", func(t *testing.T) {
-		_, err := p.Jit(context.Background(), jitJob(jitUncaught), (&adapter{}).rpc)
+		_, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitUncaught), (&workertest.Adapter{}).RPC)
 		var we *jit.WorkerError
 		if !errors.As(err, &we) || we.Code != jit.CodeScript || !strings.Contains(we.Message, "NOT_FOUND: table gone not found") {
 			t.Fatalf("err = %#v, want a script error with the adapter's message", err)
@@ -259,7 +191,7 @@ func TestJit(t *testing.T) {
 	t.Run("console output reaches the job's Log", func(t *testing.T) {
 		var mu sync.Mutex
 		var lines []string
-		job := jitJob(jitConsole)
+		job := workertest.JitJob(workertest.JitConsole)
 		job.Log = func(level, msg string) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -276,7 +208,7 @@ func TestJit(t *testing.T) {
 	})
 
 	t.Run("no adapter given", func(t *testing.T) {
-		_, err := p.Jit(context.Background(), jitJob(jitUncaught), nil)
+		_, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitUncaught), nil)
 		if err == nil || !strings.Contains(err.Error(), "no database adapter") {
 			t.Fatalf("err = %v", err)
 		}
@@ -294,16 +226,16 @@ func TestDfdWorkerCommand(t *testing.T) {
 		t.Skip("builds cmd/dfd")
 	}
 	bin := dfdBinary(t)
-	root := project(t, smallProject)
-	p := newPool(t, root, jit.PoolOptions{Workers: 1, Command: []string{bin, "worker"}, Env: []string{"GOTRACEBACK=single"}})
+	root := workertest.Project(t, smallProject)
+	p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Command: []string{bin, "worker"}, Env: []string{"GOTRACEBACK=single"}})
 	if err := p.Prewarm(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.Jit(context.Background(), jitJob(jitThreeCalls), (&adapter{}).rpc)
+	res, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitThreeCalls), (&workertest.Adapter{}).RPC)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := query(t, res); q != "select id, amount -- 2" {
+	if q := workertest.Query(t, res); q != "select id, amount -- 2" {
 		t.Errorf("query %q", q)
 	}
 	req, _ := compile.Request(root, filePaths(smallProject), compile.Overrides{}, time.Minute)
@@ -317,10 +249,10 @@ func TestDfdWorkerCommand(t *testing.T) {
 }
 
 func TestPools(t *testing.T) {
-	root := project(t, nil)
-	r := jit.NewPools(jit.PoolOptions{Workers: 1, Command: []string{os.Args[0], "worker"}, Env: []string{helperEnv + "=worker"}, Logger: testLogger(t)})
+	root := workertest.Project(t, nil)
+	r := jit.NewPools(jit.PoolOptions{Workers: 1, Command: []string{os.Args[0], "worker"}, Env: []string{helperEnv + "=worker"}, Logger: workertest.Logger(t)})
 	defer r.Close()
-	k := jit.Key{Root: root, BundlePath: bundlePath(root), CoreVersion: testenv.CoreVersion}
+	k := jit.Key{Root: root, BundlePath: workertest.BundlePath(root), CoreVersion: testenv.CoreVersion}
 	p, err := r.GetWarm(context.Background(), k)
 	if err != nil {
 		t.Fatal(err)
@@ -328,14 +260,14 @@ func TestPools(t *testing.T) {
 	if again, _ := r.Get(k); again != p {
 		t.Error("Get made a second pool for the same key")
 	}
-	if _, err := p.Jit(context.Background(), jitJob(jitNoCalls), nil); err != nil {
+	if _, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil); err != nil {
 		t.Fatal(err)
 	}
 	r.Drop(root, jit.Key{})
-	if _, err := p.Jit(context.Background(), jitJob(jitNoCalls), nil); !errors.Is(err, jit.ErrClosed) {
+	if _, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil); !errors.Is(err, jit.ErrClosed) {
 		t.Errorf("pool of a dropped key: err = %v", err)
 	}
-	if kids := children(); len(kids) > 0 {
+	if kids := workertest.Children(); len(kids) > 0 {
 		t.Errorf("processes left after Drop: %v", kids)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
 )
 
@@ -21,11 +22,11 @@ const jitThreeReads = "async (jctx) => { const t = await jctx.adapter.getTable({
 // with their answers, as a daemon would remember them.
 func recordCalls(t testing.TB, p *jit.Pool, job jit.JitJob) ([]byte, []jit.PrefetchedCall) {
 	t.Helper()
-	a := &adapter{}
+	a := &workertest.Adapter{}
 	var mu sync.Mutex
 	var calls []jit.PrefetchedCall
 	res, err := p.Jit(context.Background(), job, func(ctx context.Context, method string, req []byte) ([]byte, error) {
-		resp, err := a.rpc(ctx, method, req)
+		resp, err := a.RPC(ctx, method, req)
 		if err == nil {
 			mu.Lock()
 			calls = append(calls, jit.PrefetchedCall{Method: method, Request: slices.Clone(req), Response: resp})
@@ -43,9 +44,9 @@ func recordCalls(t testing.TB, p *jit.Pool, job jit.JitJob) ([]byte, []jit.Prefe
 // in call order, and give the same result; calls that match none of them,
 // or match only in method, still go to the host.
 func TestJitPrefetched(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, jit.PoolOptions{Workers: 1})
-	job := jitJob(jitThreeReads)
+	root := workertest.Project(t, nil)
+	p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
+	job := workertest.JitJob(jitThreeReads)
 	want, calls := recordCalls(t, p, job)
 	if len(calls) != 3 {
 		t.Fatalf("recorded %d calls, want 3", len(calls))
@@ -63,12 +64,12 @@ func TestJitPrefetched(t *testing.T) {
 		{"none", nil, nil, 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			a := &adapter{}
+			a := &workertest.Adapter{}
 			var used []int
 			job := job
 			job.Prefetched = c.prefetched
 			job.OnPrefetched = func(i int) { used = append(used, i) }
-			res, err := p.Jit(context.Background(), job, a.rpc)
+			res, err := p.Jit(context.Background(), job, a.RPC)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +79,7 @@ func TestJitPrefetched(t *testing.T) {
 			if !slices.Equal(used, c.wantUsed) {
 				t.Errorf("prefetched answers used: %v, want %v", used, c.wantUsed)
 			}
-			if got := a.calls.Load(); got != c.wantHost {
+			if got := a.Calls.Load(); got != c.wantHost {
 				t.Errorf("%d calls reached the host, want %d", got, c.wantHost)
 			}
 		})

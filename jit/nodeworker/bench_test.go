@@ -4,8 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,19 +11,10 @@ import (
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
 	dfproject "github.com/dfdtools/dfd/project"
 )
-
-func reportLatency(b *testing.B, d []time.Duration, prefix string) {
-	if len(d) == 0 {
-		return
-	}
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	ms := func(x time.Duration) float64 { return float64(x) / float64(time.Millisecond) }
-	b.ReportMetric(ms(d[len(d)/2]), prefix+"p50-ms")
-	b.ReportMetric(ms(d[(len(d)*95)/100]), prefix+"p95-ms")
-}
 
 // BenchmarkJitWarm is jit's BenchmarkJitWarm with the node worker: a JiT
 // request through the pipe to a warm worker (its next context prepared: the
@@ -35,10 +24,10 @@ func reportLatency(b *testing.B, d []time.Duration, prefix string) {
 // With $DFD_BENCH_DFD (a built dfd), the goja worker runs the same requests
 // through the same pool, for comparison.
 func BenchmarkJitWarm(b *testing.B) {
-	root := project(b, nil)
-	engines := map[string]*jit.Pool{"node": newPool(b, root, "", jit.PoolOptions{Workers: 1})}
+	root := workertest.Project(b, nil)
+	engines := map[string]*jit.Pool{"node": nodeWorkers.NewPool(b, root, jit.PoolOptions{Workers: 1})}
 	if dfd := os.Getenv("DFD_BENCH_DFD"); dfd != "" {
-		engines["goja"] = newPool(b, root, "", jit.PoolOptions{Workers: 1, Command: []string{dfd, "worker"}})
+		engines["goja"] = nodeWorkers.NewPool(b, root, jit.PoolOptions{Workers: 1, Command: []string{dfd, "worker"}})
 	}
 	for _, name := range []string{"node", "goja"} {
 		p := engines[name]
@@ -53,71 +42,16 @@ func BenchmarkJitWarm(b *testing.B) {
 }
 
 func benchJitWarm(b *testing.B, p *jit.Pool) {
-	for _, c := range []struct {
-		name, code string
-		calls      int64
-	}{
-		{"0-calls", jitNoCalls, 0},
-		{"3-calls", jitThreeCalls, 3},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			job := jitJob(c.code)
-			a := &adapter{}
-			var lat, run []time.Duration
-			waited := 0
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				time.Sleep(40 * time.Millisecond)
-				b.StartTimer()
-				start := time.Now()
-				res, err := p.Jit(context.Background(), job, a.rpc)
-				lat = append(lat, time.Since(start))
-				if err != nil {
-					b.Fatal(err)
-				}
-				run = append(run, res.Stats.Run)
-				if res.Stats.Wait > 100*time.Microsecond {
-					waited++
-				}
-			}
-			b.StopTimer()
-			if a.calls.Load() != c.calls*int64(b.N) {
-				b.Fatalf("%d adapter calls for %d requests", a.calls.Load(), b.N)
-			}
-			reportLatency(b, lat, "")
-			reportLatency(b, run, "engine-")
-			b.ReportMetric(float64(waited)/float64(b.N), "cold-frac")
-		})
-	}
+	workertest.BenchJitWarm(b, p, []workertest.WarmCase{
+		{Name: "0-calls", Job: workertest.JitJob(workertest.JitNoCalls)},
+		{Name: "3-calls", Job: workertest.JitJob(workertest.JitThreeCalls), Calls: 3},
+	})
 }
 
 // BenchmarkWorkerColdStart: a new node worker up to its Hello, then its
 // first JiT request.
 func BenchmarkWorkerColdStart(b *testing.B) {
-	root := project(b, nil)
-	var ready, first []time.Duration
-	for i := 0; i < b.N; i++ {
-		opts := jit.PoolOptions{Root: root, BundlePath: bundlePath(root), CoreVersion: testenv.CoreVersion, Workers: 1, Command: command(b, root, bundlePath(root))}
-		p, err := jit.NewPool(opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now()
-		if err := p.Prewarm(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		ready = append(ready, time.Since(start))
-		if _, err := p.Jit(context.Background(), jitJob(jitThreeCalls), (&adapter{}).rpc); err != nil {
-			b.Fatal(err)
-		}
-		first = append(first, time.Since(start))
-		b.StopTimer()
-		p.Close()
-		b.StartTimer()
-	}
-	reportLatency(b, ready, "ready-")
-	reportLatency(b, first, "first-jit-")
+	nodeWorkers.BenchColdStart(b, workertest.Project(b, nil))
 }
 
 // BenchmarkCompileProject compiles the projects listed in
@@ -167,7 +101,7 @@ func BenchmarkCompileProject(b *testing.B) {
 			b.Run(filepath.Base(root)+"/"+e.name, func(b *testing.B) {
 				opts := e.opts
 				opts.Workers, opts.Timeout, opts.MemoryLimit = 1, 10*time.Minute, -1
-				p := newPool(b, root, testenv.CoreVersion, opts)
+				p := nodeWorkers.NewPool(b, root, opts)
 				if err := p.Prewarm(context.Background()); err != nil {
 					b.Fatal(err)
 				}
@@ -177,7 +111,7 @@ func BenchmarkCompileProject(b *testing.B) {
 				for i := 0; i < b.N+1; i++ {
 					var before time.Duration
 					if ws := p.Workers(); len(ws) == 1 {
-						before = cpuTime(ws[0].PID)
+						before = workertest.CPUTime(ws[0].PID)
 					}
 					start := time.Now()
 					res, err := p.Compile(context.Background(), jit.CompileJob{Request: req})
@@ -200,13 +134,13 @@ func BenchmarkCompileProject(b *testing.B) {
 					}
 					warm = append(warm, d)
 					run = append(run, res.Stats.Run)
-					cpu = append(cpu, cpuTime(res.Stats.PID)-before)
+					cpu = append(cpu, workertest.CPUTime(res.Stats.PID)-before)
 					time.Sleep(100 * time.Millisecond) // the next context is prepared
 				}
 				b.ReportMetric(float64(first)/float64(time.Millisecond), "first-ms")
-				reportLatency(b, warm, "warm-")
-				reportLatency(b, run, "warm-engine-")
-				reportLatency(b, cpu, "warm-worker-cpu-")
+				workertest.ReportLatency(b, warm, "warm-")
+				workertest.ReportLatency(b, run, "warm-engine-")
+				workertest.ReportLatency(b, cpu, "warm-worker-cpu-")
 			})
 		}
 	}
@@ -226,7 +160,7 @@ func BenchmarkGojaInProcess(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			bundle, err := engine.LoadBundle(bundlePath(root), testenv.CoreVersion)
+			bundle, err := engine.LoadBundle(workertest.BundlePath(root), testenv.CoreVersion)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -244,20 +178,7 @@ func BenchmarkGojaInProcess(b *testing.B) {
 				}
 				lat = append(lat, time.Since(start))
 			}
-			reportLatency(b, lat, "")
+			workertest.ReportLatency(b, lat, "")
 		})
 	}
-}
-
-// cpuTime is the user+system CPU time of process pid so far.
-func cpuTime(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
 	dfproject "github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"
@@ -123,7 +124,7 @@ func TestJitParity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			bp := bundlePath(root)
+			bp := workertest.BundlePath(root)
 			core := &dfproject.Core{Version: v, Dir: filepath.Dir(bp), BundlePath: bp}
 			res, err := compile.Run(context.Background(), p, core, compile.Options{})
 			if err != nil {
@@ -142,7 +143,7 @@ func TestJitParity(t *testing.T) {
 			}
 			t.Cleanup(func() { files.Close() })
 			warehouse := newJitWarehouse(time.Now())
-			pool := newPool(t, root, v, jit.PoolOptions{Workers: 1})
+			pool := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, CoreVersion: v})
 
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {

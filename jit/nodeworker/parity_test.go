@@ -19,6 +19,7 @@ import (
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/graphjson"
 	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
 	dfproject "github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"
@@ -294,7 +295,7 @@ func TestCompileParity(t *testing.T) {
 					t.Fatal(err)
 				}
 				gojaResp := gojaCompile(t, c, root, nil, req)
-				pool := newPool(t, root, c.Version, jit.PoolOptions{Workers: 1, BundlePath: c.BundlePath})
+				pool := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, BundlePath: c.BundlePath, CoreVersion: c.Version})
 				// Twice: the second compile reads core's compiler() output and
 				// the module scripts from the worker's caches.
 				for i := 0; i < 2; i++ {
@@ -351,9 +352,9 @@ func TestCompileOverlayParity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := &dfproject.Core{Version: core, BundlePath: bundlePath(root), Dir: filepath.Dir(bundlePath(root))}
+			c := &dfproject.Core{Version: core, BundlePath: workertest.BundlePath(root), Dir: filepath.Dir(workertest.BundlePath(root))}
 			gojaResp := gojaCompile(t, c, root, overlay, req)
-			pool := newPool(t, root, core, jit.PoolOptions{Workers: 1})
+			pool := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, CoreVersion: core})
 			res, err := pool.Compile(context.Background(), jit.CompileJob{Request: req, Overlay: overlay})
 			if err != nil {
 				t.Fatal(err)

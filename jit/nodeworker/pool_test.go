@@ -9,25 +9,26 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
 	dfproject "github.com/dfdtools/dfd/project"
 )
 
 func TestJit(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, "", jit.PoolOptions{Workers: 1})
+	root := workertest.Project(t, nil)
+	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 	cases := []struct {
 		name, code, query string
 		err               string
 		calls             int64
 	}{
-		{name: "no calls", code: jitNoCalls, query: "select 1 from `proj.ds.t`"},
-		{name: "three calls", code: jitThreeCalls, query: "select id, amount -- 2", calls: 3},
-		{name: "parallel calls", code: jitParallel, query: "select 3", calls: 3},
-		{name: "caught adapter error", code: jitCaught, query: `select "NOT_FOUND: table missing not found"`, calls: 1},
-		{name: "uncaught adapter error", code: jitUncaught, err: "Error: NOT_FOUND: table gone not found", calls: 1},
-		{name: "console", code: jitConsole, query: "select 5"},
-		{name: "CLI-compiled jitCode", code: jitCLICompiled, query: "select 2", calls: 1},
+		{name: "no calls", code: workertest.JitNoCalls, query: "select 1 from `proj.ds.t`"},
+		{name: "three calls", code: workertest.JitThreeCalls, query: "select id, amount -- 2", calls: 3},
+		{name: "parallel calls", code: workertest.JitParallel, query: "select 3", calls: 3},
+		{name: "caught adapter error", code: workertest.JitCaught, query: `select "NOT_FOUND: table missing not found"`, calls: 1},
+		{name: "uncaught adapter error", code: workertest.JitUncaught, err: "Error: NOT_FOUND: table gone not found", calls: 1},
+		{name: "console", code: workertest.JitConsole, query: "select 5"},
+		{name: "CLI-compiled jitCode", code: workertest.JitCLICompiled, query: "select 2", calls: 1},
 		{name: "sync throw", code: "async (jctx) => { return 'x' +; }", err: "SyntaxError"},
 		{name: "throws a string", code: "async () => { throw 'no partition'; }", err: "Uncaught no partition"},
 		{name: "never settles", code: "async () => { await new Promise(() => {}); }", err: "waiting for something that never happens"},
@@ -35,16 +36,16 @@ func TestJit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a := &adapter{}
+			a := &workertest.Adapter{}
 			var logs []string
 			var mu sync.Mutex
-			job := jitJob(c.code)
+			job := workertest.JitJob(c.code)
 			job.Log = func(level, msg string) {
 				mu.Lock()
 				logs = append(logs, level+": "+msg)
 				mu.Unlock()
 			}
-			res, err := p.Jit(context.Background(), job, a.rpc)
+			res, err := p.Jit(context.Background(), job, a.RPC)
 			if c.err != "" {
 				var we *jit.WorkerError
 				if !errors.As(err, &we) || we.Code != jit.CodeScript || !strings.Contains(we.Message, c.err) {
@@ -54,12 +55,12 @@ func TestJit(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if q := query(t, res); q != c.query {
+				if q := workertest.Query(t, res); q != c.query {
 					t.Errorf("query %q, want %q", q, c.query)
 				}
 			}
-			if a.calls.Load() != c.calls {
-				t.Errorf("%d adapter calls, want %d", a.calls.Load(), c.calls)
+			if a.Calls.Load() != c.calls {
+				t.Errorf("%d adapter calls, want %d", a.Calls.Load(), c.calls)
 			}
 			if c.name == "console" {
 				if strings.Join(logs, "\n") != "log: hello from jit\nwarn: {\"a\":1}" {
@@ -71,13 +72,13 @@ func TestJit(t *testing.T) {
 }
 
 func TestCompileSmoke(t *testing.T) {
-	root := project(t, map[string]string{
+	root := workertest.Project(t, map[string]string{
 		"definitions/a.sqlx": "config { type: \"table\" }\nselect 1 as x",
 		"definitions/b.sqlx": "config { type: \"view\" }\nselect * from ${ref(\"a\")}",
 		"includes/c.js":      "module.exports = { n: require('path').join('a', 'b') };",
 		"definitions/d.js":   "publish('d').query(ctx => 'select \"' + c.n + '\"');",
 	})
-	p := newPool(t, root, "", jit.PoolOptions{Workers: 1})
+	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 	pr, err := dfproject.Open(root)
 	if err != nil {
 		t.Fatal(err)
@@ -110,8 +111,8 @@ func TestCompileSmoke(t *testing.T) {
 // TestLargeFrames: a request of several MiB (an overlay) and its large
 // response cross the pipes in many chunks.
 func TestLargeFrames(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, "", jit.PoolOptions{Workers: 1})
+	root := workertest.Project(t, nil)
+	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 	big := "config { type: \"view\" }\nselect '" + strings.Repeat("x", 6<<20) + "' as padding"
 	req, err := compile.Request(root, []string{"definitions/big.sqlx", "workflow_settings.yaml"}, compile.Overrides{}, time.Minute)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/jit/nodeworker"
 	dfproject "github.com/dfdtools/dfd/project"
@@ -135,8 +136,8 @@ const asyncProbeCount = 7
 // TestSandboxJit runs the escape probes as JiT code, where the adapter's
 // promises and errors come from the host too.
 func TestSandboxJit(t *testing.T) {
-	root := project(t, nil)
-	p := newPool(t, root, "", jit.PoolOptions{Workers: 1})
+	root := workertest.Project(t, nil)
+	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 	code := "async (jctx) => { const out = []; const req = require;\n" + escapeProbes + `
 for (const [name, f] of asyncProbes) {
   try { record(name, await f()); } catch (e) { out.push(name + ": blocked (" + (e && e.message) + ")"); }
@@ -148,27 +149,27 @@ try { record("adapter promise's constructor", viaCtor(jctx.adapter.listTables({ 
 try { record("adapter result's constructor", viaCtor(await jctx.adapter.listTables({ database: "proj", schema: "ds" }))); } catch (e) { out.push("adapter result's constructor: blocked (" + e.message + ")"); }
 return "select " + JSON.stringify(out);
 }`
-	res, err := p.Jit(context.Background(), jitJob(code), (&adapter{}).rpc)
+	res, err := p.Jit(context.Background(), workertest.JitJob(code), (&workertest.Adapter{}).RPC)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := query(t, res)
+	q := workertest.Query(t, res)
 	var results []string
 	if err := json.Unmarshal([]byte(strings.TrimPrefix(q, "select ")), &results); err != nil {
 		t.Fatalf("query %q: %v", q, err)
 	}
 	parseProbes(t, results, syncProbeCount+asyncProbeCount+3)
-	expectOK(t, p)
+	workertest.ExpectOK(t, p)
 }
 
 // TestSandboxCompile runs the synchronous probes as a project's JavaScript
 // file at compile time, where `require` is the CommonJS loader's.
 func TestSandboxCompile(t *testing.T) {
-	root := project(t, map[string]string{
+	root := workertest.Project(t, map[string]string{
 		"definitions/escape.js": "const out = []; const req = require;\n" + escapeProbes +
 			"\npublish('escape_results', { type: 'view' }).query(JSON.stringify(out));\n",
 	})
-	p := newPool(t, root, "", jit.PoolOptions{Workers: 1})
+	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 	pr, err := dfproject.Open(root)
 	if err != nil {
 		t.Fatal(err)
@@ -210,9 +211,9 @@ func TestSandboxCompile(t *testing.T) {
 // the root, core and the script, writes, processes and threads; networking
 // is disabled.
 func TestSandboxProcess(t *testing.T) {
-	root := project(t, nil)
-	cmd := command(t, root, bundlePath(root))
-	args := append(append([]string(nil), cmd[1:]...), "--bundle="+bundlePath(root), "--core-version="+testenv.CoreVersion, "--root="+root, "--self-test")
+	root := workertest.Project(t, nil)
+	cmd := command(t, root, workertest.BundlePath(root))
+	args := append(append([]string(nil), cmd[1:]...), "--bundle="+workertest.BundlePath(root), "--core-version="+testenv.CoreVersion, "--root="+root, "--self-test")
 	c := exec.Command(cmd[0], args...)
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
@@ -246,7 +247,7 @@ func TestLoaderConfinement(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(outside, "secret.js"), []byte("module.exports = 'SECRET';"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	root := project(t, map[string]string{
+	root := workertest.Project(t, map[string]string{
 		"definitions/probe.js": `
 const out = [];
 for (const id of ["./link/secret.js", "../../` + filepath.Base(outside) + `/secret.js", "` + outside + `/secret.js", "includes/linkfile", "includes/dangling"]) {
@@ -269,7 +270,7 @@ publish("probe", { type: "view" }).query(JSON.stringify(out));
 	if err := os.Symlink(filepath.Join(outside, "nothing-here.js"), filepath.Join(root, "includes", "dangling.js")); err != nil {
 		t.Fatal(err)
 	}
-	p := newPool(t, root, "", jit.PoolOptions{Workers: 1})
+	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
 	req, err := compile.Request(root, []string{"definitions/probe.js", "workflow_settings.yaml"}, compile.Overrides{}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +279,7 @@ publish("probe", { type: "view" }).query(JSON.stringify(out));
 	if err != nil {
 		t.Fatal(err)
 	}
-	gojaResp := gojaCompile(t, &dfproject.Core{Version: testenv.CoreVersion, BundlePath: bundlePath(root)}, root, nil, req)
+	gojaResp := gojaCompile(t, &dfproject.Core{Version: testenv.CoreVersion, BundlePath: workertest.BundlePath(root)}, root, nil, req)
 	compareResponses(t, gojaResp, res.Response, false)
 	if bytes.Contains(res.Response, []byte("SECRET")) {
 		t.Error("a file outside the project was loaded")
