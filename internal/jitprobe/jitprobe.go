@@ -370,3 +370,24 @@ const (
 	ProbeNeverSettles    = `async (jctx) => { await new Promise(() => {}); return "SELECT 1"; }`
 	ProbeNonStringQuery  = `async (jctx) => ({ query: "SELECT 1", preOps: [{ sql: "SELECT 0" }] })`
 )
+
+// --- The function-shapes fixture --------------------------------------------
+
+// ShapesFixture is the fixture whose JiT code is function text that is easy
+// to get wrong (arrow functions with parenthesised bodies and the like; see
+// testdata/README.md): core stores fn.toString() as the jitCode, so these
+// actions run only if the engine's function text is V8's.
+const ShapesFixture = "jit_function_shapes"
+
+// ShapeActions are the JiT actions of ShapesFixture.
+var ShapeActions = []string{
+	"clicks_by_country",      // table: async (jctx) => ({ query, preOps, postOps })
+	"campaign_names",         // view: jctx => (Promise.resolve(`…`))
+	"visits",                 // incremental: async function (jctx) { … `${`…`}` … }
+	"visits_by_campaign",     // incremental: async (jctx) => c ? ({ … }) : ({ … })
+	"country_rollup",         // table: an arrow from an object, calling an arrow
+	"recent_clicks",          // table: an arrow from an array, (((await …).rows.length) ? … : …)
+	"archive_old_clicks",     // operation: async (jctx) => ([ … ])
+	"refresh_campaigns",      // operation: JiT code given as a string
+	"campaign_names_present", // assertion: comments before the closing parenthesis
+}

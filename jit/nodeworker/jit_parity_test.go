@@ -14,6 +14,7 @@ import (
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/internal/jitprobe"
 	"github.com/dfdtools/dfd/internal/testenv"
 	"github.com/dfdtools/dfd/internal/workertest"
 	"github.com/dfdtools/dfd/jit"
@@ -72,7 +73,9 @@ func TestJitParity(t *testing.T) {
 		unspecified = dataformpb.JitCompilationTargetType_JIT_COMPILATION_TARGET_TYPE_UNSPECIFIED
 	)
 	type jcase struct {
-		name          string
+		name string
+		// fixture is the project whose action runs: "" is jit_actions.
+		fixture       string
 		action        string
 		jitCode       string
 		executionData bool
@@ -114,12 +117,32 @@ func TestJitParity(t *testing.T) {
 		jcase{name: "probe/never-settles", action: "daily_clicks", jitCode: probeNeverSettles, want: "waiting for something that never happens"},
 	)
 	_ = operation
+	// The JiT actions of jit_function_shapes: jitCode that is the text of
+	// functions goja used to cut short (arrow functions with a parenthesised
+	// body, …).
+	for _, a := range jitprobe.ShapeActions {
+		cases = append(cases,
+			jcase{name: "shapes/" + a, fixture: jitprobe.ShapesFixture, action: a},
+			jcase{name: "shapes/" + a + "/execution-data", fixture: jitprobe.ShapesFixture, action: a, executionData: true})
+	}
 
 	var total, identicalToGoja, sameAsOracle int
 	methods := map[string]int{}
+	type run struct{ core, fixture string }
+	var runs []run
 	for _, v := range []string{"3.0.62", "3.0.59"} {
-		t.Run("core "+v, func(t *testing.T) {
-			root := testenv.ProjectCopy(t, testenv.Fixture("jit_actions"), v)
+		runs = append(runs, run{v, ""}, run{v, jitprobe.ShapesFixture})
+	}
+	for _, r := range runs {
+		v, fixture := r.core, r.fixture
+		name := "core " + v
+		if fixture != "" {
+			name += " " + fixture
+		} else {
+			fixture = "jit_actions"
+		}
+		t.Run(name, func(t *testing.T) {
+			root := testenv.ProjectCopy(t, testenv.Fixture(fixture), v)
 			p, err := dfproject.Open(root)
 			if err != nil {
 				t.Fatal(err)
@@ -146,6 +169,9 @@ func TestJitParity(t *testing.T) {
 			pool := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, CoreVersion: v})
 
 			for _, c := range cases {
+				if c.fixture != r.fixture {
+					continue
+				}
 				t.Run(c.name, func(t *testing.T) {
 					a, err := compile.FindAction(res.Graph, c.action)
 					if err != nil {

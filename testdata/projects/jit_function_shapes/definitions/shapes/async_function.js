@@ -18,6 +18,6 @@ ${jctx.incremental() ? `WHERE DATE(r.clicked_at) > (SELECT MAX(visit_date) FROM 
 publish("visits_by_campaign", {
   type: "incremental",
   dependencies: ["visits", "campaigns"]
-}).jitCode((jctx) => jctx.incremental()
+}).jitCode(async (jctx) => jctx.incremental()
   ? ({ query: `SELECT * FROM ${jctx.ref("visits")} WHERE visit_date = CURRENT_DATE()` })
   : ({ query: `SELECT * FROM ${jctx.ref("visits")}` }));

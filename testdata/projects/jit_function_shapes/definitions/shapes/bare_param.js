@@ -1,6 +1,7 @@
-// A single parameter without parentheses, and a parenthesised template
-// literal as the body.
+// A single parameter without parentheses, and a parenthesised body; not an
+// async function, so it returns a promise itself (core awaits the result
+// with .then).
 publish("campaign_names", {
   type: "view",
   dependencies: ["campaigns"]
-}).jitCode(jctx => (`SELECT DISTINCT name FROM ${jctx.ref("campaigns")}`));
+}).jitCode(jctx => (Promise.resolve(`SELECT DISTINCT name FROM ${jctx.ref("campaigns")}`)));

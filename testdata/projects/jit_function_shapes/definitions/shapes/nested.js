@@ -1,7 +1,7 @@
 // Arrow functions taken from an object and an array, with arrow functions
 // inside them and parentheses nested around their bodies.
 const builders = {
-  rollup: (jctx) => ((columns) => ({
+  rollup: async (jctx) => ((columns) => ({
     query: `SELECT ${columns.join(", ")}, COUNT(*) AS clicks FROM ${jctx.ref("raw_clicks")} GROUP BY ${columns.map((c, i) => (i + 1)).join(", ")}`
   }))(["country", "campaign_id"])
 };
