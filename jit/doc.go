@@ -18,7 +18,8 @@
 // when the host breaks the protocol. The protocol is described in package
 // jit/wire.
 //
-// The pool (one per project root and core version; Pools keeps them) starts
+// The pool (one per project root, core version and engine; Pools keeps
+// them and counts their users with Acquire and its release) starts
 // workers from this executable with a minimal environment (no credentials)
 // and a stdin pipe of its own (never the daemon's stdin, which carries the
 // editor's JSON-RPC), in a process group of their own and, on Linux, with a

@@ -29,31 +29,82 @@ const (
 type EngineCommand func(root, bundlePath string) ([]string, error)
 
 // Pools keeps one Pool per Key, as the daemon needs for a multi-root
-// workspace. The zero value is not usable; set Defaults with NewPools.
+// workspace, and counts who uses each (Acquire). The zero value is not
+// usable; set Defaults with NewPools.
 type Pools struct {
 	defaults PoolOptions
 
-	mu     sync.Mutex // guards pools and closed
-	pools  map[Key]*Pool
+	mu     sync.Mutex // guards pools, closed and poolEntry.refs
+	pools  map[Key]*poolEntry
 	closed bool
+}
+
+type poolEntry struct {
+	p    *Pool
+	refs int // Acquire's references not released yet
 }
 
 // NewPools returns a registry whose pools use defaults for every option
 // but the key's fields.
 func NewPools(defaults PoolOptions) *Pools {
-	return &Pools{defaults: defaults, pools: map[Key]*Pool{}}
+	return &Pools{defaults: defaults, pools: map[Key]*poolEntry{}}
+}
+
+// Acquire returns the pool for k, creating it (without starting workers:
+// call Prewarm) on first use, and counts a reference to it. release gives
+// the reference back (calling it again does nothing); the last release
+// closes the pool, waiting for its workers to end, and forgets it, so that
+// the next Acquire of k makes a new one. A project reopened with the same
+// core acquires its new reference before it releases the old one, and its
+// workers live on through the hand-over.
+//
+// A pool closed meanwhile by Drop, Remove or Close stays closed; its
+// release functions then do nothing.
+func (r *Pools) Acquire(k Key) (p *Pool, release func(), err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, err := r.entryLocked(k)
+	if err != nil {
+		return nil, nil, err
+	}
+	e.refs++
+	var once sync.Once
+	return e.p, func() { once.Do(func() { r.release(k, e) }) }, nil
+}
+
+func (r *Pools) release(k Key, e *poolEntry) {
+	r.mu.Lock()
+	e.refs--
+	last := e.refs == 0 && r.pools[k] == e
+	if last {
+		delete(r.pools, k)
+	}
+	r.mu.Unlock()
+	if last {
+		_ = e.p.Close()
+	}
 }
 
 // Get returns the pool for k, creating it (without starting workers: call
-// Prewarm) on first use.
+// Prewarm) on first use. It counts no reference: a pool only Get made lives
+// until Remove, Drop or Close, one that Acquire references until its last
+// release too.
 func (r *Pools) Get(k Key) (*Pool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	e, err := r.entryLocked(k)
+	if err != nil {
+		return nil, err
+	}
+	return e.p, nil
+}
+
+func (r *Pools) entryLocked(k Key) (*poolEntry, error) {
 	if r.closed {
 		return nil, ErrClosed
 	}
-	if p, ok := r.pools[k]; ok {
-		return p, nil
+	if e, ok := r.pools[k]; ok {
+		return e, nil
 	}
 	opts := r.defaults
 	opts.Root, opts.BundlePath, opts.CoreVersion = k.Root, k.BundlePath, k.CoreVersion
@@ -76,8 +127,9 @@ func (r *Pools) Get(k Key) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.pools[k] = p
-	return p, nil
+	e := &poolEntry{p: p}
+	r.pools[k] = e
+	return e, nil
 }
 
 // HasEngine reports whether pools of engine can be made: goja always,
@@ -87,13 +139,14 @@ func (r *Pools) HasEngine(engine string) bool {
 }
 
 // Drop closes and forgets the pools of root whose key is not keep (for
-// example after the project's core version changed); keep may be zero.
+// example after the project's core version changed), referenced or not;
+// keep may be zero.
 func (r *Pools) Drop(root string, keep Key) {
 	r.mu.Lock()
 	var drop []*Pool
-	for k, p := range r.pools {
+	for k, e := range r.pools {
 		if k.Root == root && k != keep {
-			drop = append(drop, p)
+			drop = append(drop, e.p)
 			delete(r.pools, k)
 		}
 	}
@@ -101,14 +154,15 @@ func (r *Pools) Drop(root string, keep Key) {
 	closeAllPools(drop)
 }
 
-// Remove closes and forgets the pool of exactly k, if there is one.
+// Remove closes and forgets the pool of exactly k, if there is one,
+// referenced or not.
 func (r *Pools) Remove(k Key) {
 	r.mu.Lock()
-	p, ok := r.pools[k]
+	e, ok := r.pools[k]
 	delete(r.pools, k)
 	r.mu.Unlock()
 	if ok {
-		closeAllPools([]*Pool{p})
+		closeAllPools([]*Pool{e.p})
 	}
 }
 
@@ -117,8 +171,8 @@ func (r *Pools) Close() error {
 	r.mu.Lock()
 	r.closed = true
 	var all []*Pool
-	for k, p := range r.pools {
-		all = append(all, p)
+	for k, e := range r.pools {
+		all = append(all, e.p)
 		delete(r.pools, k)
 	}
 	r.mu.Unlock()
