@@ -44,13 +44,23 @@ type statResult struct {
 	err           error
 }
 
-// moduleError is thrown into JavaScript as an Error with this message.
-type moduleError struct{ msg string }
+// moduleError is thrown into JavaScript as an Error with this message; a
+// module that cannot be loaded (missing, a builtin, outside the project) is
+// a VMError as vm2 throws it under the CLI.
+type moduleError struct {
+	msg      string
+	notFound bool
+}
 
 func (e *moduleError) Error() string { return e.msg }
 
-func notFound(id, from string) error {
-	return &moduleError{fmt.Sprintf("Cannot find module '%s' (required from %s)", id, from)}
+// notFound is vm2's refusal of require(id), whatever the reason: a missing
+// module, a Node builtin the sandbox does not offer, or a path (by "..",
+// absolute, or through a symbolic link) that leaves the project. The reason
+// is not said, as the CLI does not say it, and nothing outside the project
+// is read to find out.
+func notFound(id string) error {
+	return &moduleError{msg: fmt.Sprintf("Cannot find module '%s'", id), notFound: true}
 }
 
 // rel returns p relative to the root, or ok=false when p is not under it.
@@ -163,7 +173,7 @@ func isRelative(id string) bool {
 // "definitions/x.sqlx" from inside node_modules).
 func (l *loader) resolve(dir, id, from string) (string, error) {
 	if id == "" {
-		return "", &moduleError{"The argument 'id' must be a non-empty string"}
+		return "", notFound(id)
 	}
 	if isRelative(id) || strings.HasPrefix(id, "/") {
 		target := id
@@ -171,20 +181,17 @@ func (l *loader) resolve(dir, id, from string) (string, error) {
 			target = path.Join(dir, id)
 		}
 		if _, inside := l.rel(target); !inside {
-			return "", &moduleError{fmt.Sprintf("Cannot require '%s' from %s: %s is outside the project directory %s", id, from, target, l.root)}
+			return "", notFound(id) // outside the project: not looked at
 		}
 		f, err := l.loadAsFileOrDirectory(target)
-		if err != nil {
-			return "", l.escapeError(id, from, err)
-		}
-		if f == "" {
-			return "", notFound(id, from)
+		if err != nil || f == "" {
+			return "", notFound(id)
 		}
 		return f, nil
 	}
 	if strings.Contains(id, "..") && !path.IsAbs(id) {
 		if _, inside := l.rel(path.Join(l.root, id)); !inside {
-			return "", &moduleError{fmt.Sprintf("Cannot require '%s' from %s: it leads outside the project directory %s", id, from, l.root)}
+			return "", notFound(id) // it leads outside the project
 		}
 	}
 	for d := dir; ; d = path.Dir(d) {
@@ -194,7 +201,7 @@ func (l *loader) resolve(dir, id, from string) (string, error) {
 		if path.Base(d) != "node_modules" {
 			f, err := l.loadAsFileOrDirectory(path.Join(d, "node_modules", id))
 			if err != nil {
-				return "", l.escapeError(id, from, err)
+				return "", notFound(id) // a symbolic link out of the project
 			}
 			if f != "" {
 				return f, nil
@@ -207,17 +214,13 @@ func (l *loader) resolve(dir, id, from string) (string, error) {
 	if !l.jit {
 		f, err := l.loadAsFileOrDirectory(path.Join(l.root, id))
 		if err != nil {
-			return "", l.escapeError(id, from, err)
+			return "", notFound(id)
 		}
 		if f != "" {
 			return f, nil
 		}
 	}
-	return "", notFound(id, from)
-}
-
-func (l *loader) escapeError(id, from string, err error) error {
-	return &moduleError{fmt.Sprintf("Cannot require '%s' from %s: %v", id, from, err)}
+	return "", notFound(id)
 }
 
 // builtin returns the module a bare builtin name stands for, or an error for
@@ -228,11 +231,8 @@ func (l *loader) builtin(id, from string) (goja.Value, bool, error) {
 		return l.rt.pathModule(), true, nil
 	}
 	if isNodeBuiltin(name) || strings.HasPrefix(id, "node:") {
-		allowed := `only "path" is available`
-		if l.jit {
-			allowed = "none are available to JiT code"
-		}
-		return nil, true, &moduleError{fmt.Sprintf("Cannot find module '%s' (required from %s): Node built-in modules are not available to Dataform code; %s", id, from, allowed)}
+		// Only "path" is offered (and none to JiT code).
+		return nil, true, notFound(id)
 	}
 	return nil, false, nil
 }
@@ -246,7 +246,7 @@ func (l *loader) require(dir, id, from string) (goja.Value, error) {
 		return l.rt.coreExports, nil
 	}
 	if l.jit && !isRelative(id) && !strings.HasPrefix(id, "/") && !strings.HasPrefix(id, "@dataform/") {
-		return nil, &moduleError{fmt.Sprintf("Cannot find module '%s' (required from %s): JiT code may require only @dataform packages and project files", id, from)}
+		return nil, notFound(id) // JiT code may require only @dataform packages and project files
 	}
 	file, err := l.resolve(dir, id, from)
 	if err != nil {
@@ -264,7 +264,7 @@ func (l *loader) load(file string) (goja.Value, error) {
 	r, _ := l.rel(file)
 	raw, err := l.files.ReadFile(r)
 	if err != nil {
-		return nil, &moduleError{fmt.Sprintf("Cannot read '%s': %v", r, err)}
+		return nil, &moduleError{msg: fmt.Sprintf("Cannot read '%s': %v", r, err)}
 	}
 	text := decodeUTF8(raw)
 
@@ -300,7 +300,7 @@ func (l *loader) load(file string) (goja.Value, error) {
 	prog, err := compileModule(file, wrapModule(code))
 	if err != nil {
 		delete(l.modules, file)
-		return nil, syntaxError(r, err)
+		return nil, syntaxError(file, r, code, err)
 	}
 	fnVal, err := vm.RunProgram(prog)
 	if err != nil {
@@ -376,27 +376,42 @@ func (l *loader) requireFunc(dir, from string) goja.Value {
 	return req
 }
 
-// syntaxError words a goja compile error like an engine error: the message
-// and the position in the file (relative to the project), corrected for the
-// module wrapper that shares the file's first line.
-func syntaxError(file string, err error) error {
+// syntaxError words a goja compile error of code, the module in filename
+// (rel: relative to the project), like an engine error: the message and the
+// position in the file, corrected for the module wrapper that shares the
+// file's first line. The position ends the message, where the daemon finds
+// it; the stack is laid out as V8 words a syntax error under the CLI (the
+// file and line, the line's code, a caret, then the error) without it.
+func syntaxError(filename, rel, code string, err error) error {
 	msg := err.Error()
 	var se *goja.CompilerSyntaxError
 	if errors.As(err, &se) {
 		msg = se.Message
 	}
-	if m := gojaPositionRE.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[2])
-		col, _ := strconv.Atoi(m[3])
-		if line == 1 {
-			col -= len(modulePrefix)
-		}
-		msg = fmt.Sprintf("%s (%s:%d:%d)", m[4], file, line, col)
+	m := gojaPositionRE.FindStringSubmatch(msg)
+	if m == nil {
+		return &jsError{ctor: "SyntaxError", msg: msg}
 	}
-	return &jsError{ctor: "SyntaxError", msg: msg}
+	line, _ := strconv.Atoi(m[2])
+	col, _ := strconv.Atoi(m[3])
+	if line == 1 {
+		col -= len(modulePrefix)
+	}
+	text := moreErrorsRE.ReplaceAllString(m[4], "")
+	src := ""
+	if lines := strings.Split(code, "\n"); line >= 1 && line <= len(lines) {
+		src = strings.TrimSuffix(lines[line-1], "\r")
+	}
+	stack := fmt.Sprintf("%s:%d\n%s\n%s^\n\nSyntaxError: %s", filename, line, src, strings.Repeat(" ", max(col-1, 0)), text)
+	return &jsError{ctor: "SyntaxError", msg: fmt.Sprintf("%s (%s:%d:%d)", text, rel, line, col), stack: stack}
 }
 
-var gojaPositionRE = regexp.MustCompile(`^(?s)(.*?): Line (\d+):(\d+) (.*)$`)
+var (
+	gojaPositionRE = regexp.MustCompile(`^(?s)(.*?): Line (\d+):(\d+) (.*)$`)
+	// moreErrorsRE is goja's count of the parse errors after the first;
+	// V8 reports the first only.
+	moreErrorsRE = regexp.MustCompile(` \(and \d+ more errors?\)$`)
+)
 
 // decodeUTF8 decodes file bytes as Node's utf8 reader does: invalid bytes
 // become U+FFFD rather than failing the file.

@@ -205,10 +205,12 @@ func (r *Runtime) pathModule() goja.Value {
 	return r.pathExports
 }
 
-// jsError is an error to be thrown into JavaScript as a new ctor(msg).
+// jsError is an error to be thrown into JavaScript as a new ctor(msg),
+// with stack as its stack when that is set.
 type jsError struct {
-	ctor string
-	msg  string
+	ctor  string
+	msg   string
+	stack string
 }
 
 func (e *jsError) Error() string { return e.ctor + ": " + e.msg }
@@ -230,9 +232,20 @@ func (r *Runtime) throw(err error) {
 	case errors.As(err, &ex):
 		panic(ex.Value())
 	case errors.As(err, &je):
-		panic(r.newError(je.ctor, je.msg))
+		o := r.newError(je.ctor, je.msg)
+		if je.stack != "" {
+			_ = o.DefineDataProperty("stack", r.vm.ToValue(je.stack), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+		}
+		panic(o)
 	case errors.As(err, &me):
-		panic(r.newError("Error", me.msg))
+		o := r.newError("Error", me.msg)
+		if me.notFound {
+			// vm2's VMError (set before the stack is first read, which
+			// words it with the name).
+			_ = o.Set("name", "VMError")
+			_ = o.Set("code", "ENOTFOUND")
+		}
+		panic(o)
 	default:
 		panic(r.newError("Error", err.Error()))
 	}

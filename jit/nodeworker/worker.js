@@ -750,7 +750,15 @@ function contextPrelude(bridge, cfg) {
     loaderErrors.add(e);
     return e;
   }
-  function notFound(id, from) { return moduleError(`Cannot find module '${id}' (required from ${from})`); }
+  // notFound is vm2's refusal of require(id) under the CLI, whatever the
+  // reason (missing, a builtin not offered, a path out of the project),
+  // which it does not say; nothing outside the project is read to find out.
+  function notFound(id) {
+    const e = moduleError(`Cannot find module '${id}'`);
+    e.name = "VMError"; // before the stack is first read, which words it with the name
+    e.code = "ENOTFOUND";
+    return e;
+  }
   function clean(p) {
     if (p === "") return ".";
     const rooted = p[0] === "/";
@@ -825,26 +833,22 @@ function contextPrelude(bridge, cfg) {
       return f();
     } catch (e) {
       if (e !== null && typeof e === "object" && typeof e.escape === "string") {
-        throw moduleError(`Cannot require '${id}' from ${from}: ${e.escape}`);
+        throw notFound(id); // a symbolic link out of the project
       }
       throw e;
     }
   }
   function resolve(dir, id, from) {
-    if (id === "") throw moduleError("The argument 'id' must be a non-empty string");
+    if (id === "") throw notFound(id);
     if (isRelative(id) || id.startsWith("/")) {
       const target = id.startsWith("/") ? id : join(dir, id);
-      if (rel(target) === null) {
-        throw moduleError(`Cannot require '${id}' from ${from}: ${target} is outside the project directory ${root}`);
-      }
+      if (rel(target) === null) throw notFound(id); // outside the project: not looked at
       const f = withEscapes(id, from, () => loadAsFileOrDirectory(target));
-      if (f === "") throw notFound(id, from);
+      if (f === "") throw notFound(id);
       return f;
     }
     if (id.includes("..") && id[0] !== "/") {
-      if (rel(join(root, id)) === null) {
-        throw moduleError(`Cannot require '${id}' from ${from}: it leads outside the project directory ${root}`);
-      }
+      if (rel(join(root, id)) === null) throw notFound(id); // it leads outside the project
     }
     for (let d = dir; ; d = dirOf(d)) {
       if (rel(d) === null) break;
@@ -858,7 +862,7 @@ function contextPrelude(bridge, cfg) {
       const f = withEscapes(id, from, () => loadAsFileOrDirectory(join(root, id)));
       if (f !== "") return f;
     }
-    throw notFound(id, from);
+    throw notFound(id);
   }
   function pathModule() {
     if (L.pathExports === undefined) {
@@ -873,8 +877,7 @@ function contextPrelude(bridge, cfg) {
     const name = id.startsWith("node:") ? id.slice(5) : id;
     if (name === "path" && !L.jit) return [true, pathModule()];
     if (nodeBuiltins.has(name) || id.startsWith("node:")) {
-      const allowed = L.jit ? "none are available to JiT code" : 'only "path" is available';
-      throw moduleError(`Cannot find module '${id}' (required from ${from}): Node built-in modules are not available to Dataform code; ${allowed}`);
+      throw notFound(id); // only "path" is offered (and none to JiT code)
     }
     return [false, undefined];
   }
@@ -883,7 +886,7 @@ function contextPrelude(bridge, cfg) {
     if (b[0]) return b[1];
     if (id === "@dataform/core") return L.core;
     if (L.jit && !isRelative(id) && !id.startsWith("/") && !id.startsWith("@dataform/")) {
-      throw moduleError(`Cannot find module '${id}' (required from ${from}): JiT code may require only @dataform packages and project files`);
+      throw notFound(id); // JiT code may require only @dataform packages and project files
     }
     return load(resolve(dir, id, from));
   }
@@ -924,7 +927,11 @@ function contextPrelude(bridge, cfg) {
       fn = h("compileModule", file, r, StringC(code), L.jit);
       if (typeof fn !== "function") {
         L.modules.delete(file);
-        throw new NativeSyntaxError(StringC(fn));
+        // "message\0stack" for a syntax error (syntaxError), else a message.
+        const s = StringC(fn), nul = s.indexOf("\u0000");
+        const e = new NativeSyntaxError(nul < 0 ? s : s.slice(0, nul));
+        if (nul >= 0) ObjectDefine(e, "stack", { value: s.slice(nul + 1), writable: true, configurable: true, enumerable: false });
+        throw e;
       }
       fn = unwrap(fn);
     }
@@ -1215,21 +1222,29 @@ function patchOldCallerFile(code) {
   return code.replace(old, () => patched);
 }
 
-// syntaxMessage words a V8 compile error as engine.syntaxError does:
-// "message (file:line:col)", position corrected for the module wrapper.
-function syntaxMessage(e, relFile, filename) {
-  let msg = String(e && e.message);
+// syntaxError words a V8 compile error as engine.syntaxError does:
+// "message (file:line:col)\0stack", the position (corrected for the module
+// wrapper) at the end of the message, where the daemon finds it, and the
+// stack V8 gives the error under the CLI: file:line, the line of code and
+// its carets, then the error, without the host's frames.
+function syntaxError(e, relFile, filename) {
+  const text = String(e && e.message);
   const stack = String(e && e.stack || "");
   const lines = stack.split("\n");
   const m = /:(\d+)$/.exec(lines[0] || "");
-  if (lines[0] && lines[0].startsWith(filename + ":") && m) {
-    const line = parseInt(m[1], 10);
-    let col = 1;
-    if (lines.length > 2 && /^\s*\^/.test(lines[2])) col = lines[2].indexOf("^") + 1;
-    if (line === 1) col -= MODULE_PREFIX.length;
-    msg = `${msg} (${relFile}:${line}:${Math.max(col, 1)})`;
+  if (!(lines[0] && lines[0].startsWith(filename + ":") && m)) return text;
+  const line = parseInt(m[1], 10);
+  let col = 1;
+  const carets = lines.length > 2 && /^\s*\^/.test(lines[2]);
+  if (carets) col = lines[2].indexOf("^") + 1;
+  let src = lines.length > 1 ? lines[1] : "", marks = carets ? lines[2] : "";
+  if (line === 1) {
+    col -= MODULE_PREFIX.length;
+    if (src.startsWith(MODULE_PREFIX)) src = src.slice(MODULE_PREFIX.length);
+    marks = marks.slice(Math.min(MODULE_PREFIX.length, marks.indexOf("^") < 0 ? 0 : marks.indexOf("^")));
   }
-  return msg;
+  const head = `${lines[0]}\n${src}\n${marks}\n\nSyntaxError: ${text}`;
+  return `${text} (${relFile}:${line}:${Math.max(col, 1)})\u0000${head}`;
 }
 
 // --- A prepared context ---------------------------------------------------------
@@ -1350,7 +1365,7 @@ class Runtime {
         try {
           s = script(wrapModule(String(code)), file);
         } catch (e) {
-          return syntaxMessage(e, String(r), file);
+          return syntaxError(e, String(r), file);
         }
         if (cacheEnabled) {
           const hash = rt.files.hashes.get(String(r));
