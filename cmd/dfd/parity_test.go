@@ -5,15 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/dfdtools/dfd/internal/testenv"
 	"github.com/dfdtools/dfd/jit/nodeworker"
@@ -149,58 +148,6 @@ func parseGraph(t *testing.T, who string, b []byte) any {
 	return v
 }
 
-// firstDifference names the first path at which a and b differ.
-func firstDifference(path string, a, b any) string {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok {
-			return fmt.Sprintf("%s: %T vs %T", path, a, b)
-		}
-		keys := map[string]bool{}
-		for k := range x {
-			keys[k] = true
-		}
-		for k := range y {
-			keys[k] = true
-		}
-		var sorted []string
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
-			if d := firstDifference(path+"."+k, x[k], y[k]); d != "" {
-				return d
-			}
-		}
-		return ""
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return fmt.Sprintf("%s: %s vs %s", path, short(a), short(b))
-		}
-		for i := range x {
-			if d := firstDifference(fmt.Sprintf("%s[%d]", path, i), x[i], y[i]); d != "" {
-				return d
-			}
-		}
-		return ""
-	}
-	if !reflect.DeepEqual(a, b) {
-		return fmt.Sprintf("%s: %s vs %s", path, short(a), short(b))
-	}
-	return ""
-}
-
-func short(v any) string {
-	b, _ := json.Marshal(v)
-	if len(b) > 300 {
-		return string(b[:300]) + "…"
-	}
-	return string(b)
-}
-
 // TestParityWithOfficialCLI compiles every fixture with the official
 // `dataform compile --json` (npm @dataform/cli) and with `dfd compile --json`
 // on the same copy of the project, with every core version the fixture is
@@ -239,8 +186,8 @@ func TestParityWithOfficialCLI(t *testing.T) {
 							t.Errorf("exit status: CLI %d, dfd %d\nCLI stderr:\n%s\ndfd stderr:\n%s", cli.code, dfd.code, cli.stderr, dfd.stderr)
 						}
 						dfdGraph := normalize(parseGraph(t, "dfd", dfd.stdout))
-						if d := firstDifference("graph", cliGraph, dfdGraph); d != "" {
-							t.Errorf("graphs differ (CLI vs dfd) at %s", d)
+						if d := cmp.Diff(cliGraph, dfdGraph); d != "" {
+							t.Errorf("graphs differ (-CLI +dfd):\n%s", d)
 						}
 						if !fx.errors && !bytes.Equal(vm2CatchRE.ReplaceAll(cli.stdout, nil), dfd.stdout) {
 							t.Errorf("stdout is not byte-identical to the CLI's although the graphs are equal")

@@ -5,15 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
@@ -142,57 +141,6 @@ func normalize(v any) any {
 	return v
 }
 
-func firstDifference(path string, a, b any) string {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok {
-			return fmt.Sprintf("%s: %T vs %T", path, a, b)
-		}
-		keys := map[string]bool{}
-		for k := range x {
-			keys[k] = true
-		}
-		for k := range y {
-			keys[k] = true
-		}
-		var sorted []string
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
-			if d := firstDifference(path+"."+k, x[k], y[k]); d != "" {
-				return d
-			}
-		}
-		return ""
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return fmt.Sprintf("%s: %s vs %s", path, short(a), short(b))
-		}
-		for i := range x {
-			if d := firstDifference(fmt.Sprintf("%s[%d]", path, i), x[i], y[i]); d != "" {
-				return d
-			}
-		}
-		return ""
-	}
-	if !reflect.DeepEqual(a, b) {
-		return fmt.Sprintf("%s: %s vs %s", path, short(a), short(b))
-	}
-	return ""
-}
-
-func short(v any) string {
-	b, _ := json.Marshal(v)
-	if len(b) > 300 {
-		return string(b[:300]) + "…"
-	}
-	return string(b)
-}
-
 func graphValue(t *testing.T, resp []byte) (any, *compile.Result) {
 	t.Helper()
 	r, err := compile.Decode(resp)
@@ -248,12 +196,12 @@ func compareResponses(t *testing.T, gojaResp, nodeResp []byte, errorsExpected bo
 	}
 	if !errorsExpected {
 		if !bytes.Equal(gojaResp, nodeResp) {
-			t.Errorf("responses are not byte-identical (%d vs %d bytes); first difference of the graphs: %s", len(gojaResp), len(nodeResp), firstDifference("graph", gv, nv))
+			t.Errorf("responses are not byte-identical (%d vs %d bytes); the graphs (-goja +node):\n%s", len(gojaResp), len(nodeResp), cmp.Diff(gv, nv))
 		}
 		return
 	}
-	if d := firstDifference("graph", normalize(gv), normalize(nv)); d != "" {
-		t.Errorf("graphs differ (goja vs node) at %s", d)
+	if d := cmp.Diff(normalize(gv), normalize(nv)); d != "" {
+		t.Errorf("graphs differ (-goja +node):\n%s", d)
 	}
 	if t.Failed() {
 		for i, e := range nr.Errors() {
