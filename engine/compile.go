@@ -54,6 +54,9 @@ func (r *Runtime) Compile(ctx context.Context, files Files, request []byte) ([]b
 		if !ok {
 			return fmt.Errorf("@dataform/core %s exports no main()", r.bundle.Version)
 		}
+		if err := r.guardActionCompiles(); err != nil {
+			return err
+		}
 		req, err := r.uint8Array(request)
 		if err != nil {
 			return err
