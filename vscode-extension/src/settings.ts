@@ -2,20 +2,11 @@
 // initializationOptions / didChangeConfiguration, and the server's
 // command-line arguments. Pure (no `vscode` import).
 
-/** The settings sent to the server, by key under `dfd.`. */
-export const SERVER_SETTING_KEYS = [
-  "metadata.source",
-  "metadata.snapshot",
-  "bigquery.credentials",
-  "bigquery.endpoint",
-  "jit.timeoutMs",
-  "preview.maxBytesBilled",
-  "preview.unlimitedBytesBilled",
-  "preview.updateWhileTyping",
-  "compileAsYouType",
-  "debounceMs",
-  "logLevel",
-] as const;
+// Which settings go to the server is decided by settings/settings.json in
+// the repository (go generate ./settings writes settings_gen.ts).
+import { SERVER_SETTING_KEYS } from "./settings_gen";
+
+export { SERVER_SETTING_KEYS };
 
 export type Getter = (key: string) => unknown;
 

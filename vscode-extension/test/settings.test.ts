@@ -27,12 +27,17 @@ describe("settings → initializationOptions", () => {
         metadata: { source: "snapshot", snapshot: "metadata.json" },
         bigquery: { credentials: "~/.df-credentials.json", endpoint: "http://127.0.0.1:9050" },
         jit: { timeoutMs: 5000 },
-        preview: { maxBytesBilled: 10737418240, updateWhileTyping: false },
+        preview: { maxBytesBilled: 10737418240 },
         compileAsYouType: true,
         debounceMs: 150,
         logLevel: "info",
       },
     });
+  });
+
+  it("sends only the server's settings, not the extension's own", () => {
+    const opts = initializationOptions(getter({ "preview.updateWhileTyping": false, path: "/x", "trace.server": "off", debounceMs: 5 }));
+    assert.deepEqual(opts, { dfd: { debounceMs: 5 } });
   });
 
   it("leaves out unset and empty values so the server keeps its defaults", () => {

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Fails (exit 1) when a file generated from settings/settings.json is stale:
+# settings/settings_gen.go, lsp/PROTOCOL.md's and vscode-extension/README.md's
+# settings tables, vscode-extension/package.json's configuration and
+# vscode-extension/src/settings_gen.ts. Run by scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+go run ./settings/gen -check
+echo "settings/check.sh: generated settings files are up to date" >&2
