@@ -18,9 +18,10 @@ import (
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/gsql"
-	"github.com/dfdtools/dfd/lsp"
 	"github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"
+	"github.com/dfdtools/dfd/settings"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // Default deadlines. A compile in the editor gets the CLI's minute (a big
@@ -46,38 +47,57 @@ type BackendOptions struct {
 	Getenv func(string) string
 }
 
-// Backend implements lsp.Backend on dfd's compiler.
+// Backend implements workspace.Backend on dfd's compiler: it opens
+// projects (each an openProject, owned by the workspace's project) and
+// holds what they share — the settings, the core resolver, the loaded
+// metadata snapshot files and the background work.
 type Backend struct {
 	log      *slog.Logger
 	opts     BackendOptions
 	resolver *project.CoreResolver
 	meta     metadata
 
-	mu       sync.Mutex // guards projects and settings
-	projects map[string]*openProject
-	settings lsp.Settings
+	mu       sync.Mutex // guards settings
+	settings settings.Settings
 
-	bqMu sync.Mutex // guards bq
-	bq   map[string]*bqConn
-
-	// jitMem remembers the metadata reads of each action's last JiT
-	// preview (prefetch.go).
-	jitMem jitMemory
-
-	// Background work (BigQuery prefetches) runs under bgCtx and is
-	// waited for by Close.
+	// Background work (BigQuery prefetches, starting GoogleSQL) runs under
+	// bgCtx and is waited for by Close.
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
 	bgMu     sync.Mutex // orders bg.Add with Close
 	bg       sync.WaitGroup
 }
 
-// openProject is a project ready to compile.
+// openProject is an opened project: the workspace.ProjectBackend of one
+// workspace project, and the one owner of its backend state — its core's
+// runner (workers), its BigQuery connection and what its JiT previews
+// read last.
 type openProject struct {
+	b      *Backend
 	p      *project.Project
 	core   *project.Core
 	runner Runner
+
+	// bqMu guards bq, and is held while connecting: callers of one
+	// project wait for its connection (a single flight), never for
+	// another project's.
+	bqMu sync.Mutex
+	bq   *bqConn
+
+	// jitMem remembers the metadata reads of each action's last JiT
+	// preview (prefetch.go).
+	jitMem jitMemory
+
+	closeOnce sync.Once
 }
+
+var (
+	_ workspace.Backend           = (*Backend)(nil)
+	_ workspace.ProjectBackend    = (*openProject)(nil)
+	_ workspace.StatusReporter    = (*openProject)(nil)
+	_ workspace.MetadataRefresher = (*openProject)(nil)
+	_ workspace.Reconfigurer      = (*openProject)(nil)
+)
 
 // NewBackend makes a Backend.
 func NewBackend(opts BackendOptions) *Backend {
@@ -98,7 +118,7 @@ func NewBackend(opts BackendOptions) *Backend {
 		r = &project.CoreResolver{}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &Backend{log: opts.Log, opts: opts, resolver: r, projects: map[string]*openProject{}, bgCtx: ctx, bgCancel: cancel}
+	b := &Backend{log: opts.Log, opts: opts, resolver: r, bgCtx: ctx, bgCancel: cancel}
 	// GoogleSQL (≈150 ms to start) decides what every preview may run;
 	// start it now, so that the first preview does not wait for it.
 	b.bg.Go(func() {
@@ -109,37 +129,21 @@ func NewBackend(opts BackendOptions) *Backend {
 	return b
 }
 
-// Close closes every project's runner.
+// Close stops the background work and waits for it. The projects are the
+// workspace's: it closes them (openProject.Close) before.
 func (b *Backend) Close() error {
-	b.mu.Lock()
-	ps := b.projects
-	b.projects = map[string]*openProject{}
-	b.mu.Unlock()
-	var errs []error
-	for _, op := range ps {
-		errs = append(errs, op.runner.Close())
-	}
 	b.bgMu.Lock()
 	b.bgCancel()
 	b.bgMu.Unlock()
 	b.bg.Wait()
-	b.bqMu.Lock()
-	conns := b.bq
-	b.bq = nil
-	b.bqMu.Unlock()
-	for _, c := range conns {
-		if c.b != nil {
-			errs = append(errs, c.b.Close())
-		}
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// OpenProject implements lsp.Backend.
-func (b *Backend) OpenProject(ctx context.Context, root string, progress func(string)) (lsp.ProjectInfo, error) {
+// OpenProject implements workspace.Backend.
+func (b *Backend) OpenProject(ctx context.Context, root string, progress func(string)) (workspace.ProjectBackend, workspace.ProjectInfo, error) {
 	p, err := project.Open(root)
 	if err != nil {
-		return lsp.ProjectInfo{}, err
+		return nil, workspace.ProjectInfo{}, err
 	}
 	// A resolver per call, so that its progress goes to this project.
 	r := *b.resolver
@@ -150,52 +154,41 @@ func (b *Backend) OpenProject(ctx context.Context, root string, progress func(st
 	}
 	core, err := r.Resolve(ctx, p)
 	if err != nil {
-		return lsp.ProjectInfo{}, err
+		return nil, workspace.ProjectInfo{}, err
 	}
 	runner, err := b.opts.NewRunner(ctx, p, core, b.log.With("project", p.Root))
 	if err != nil {
-		return lsp.ProjectInfo{}, fmt.Errorf("starting @dataform/core %s for %s: %w", core.Version, p.Root, err)
+		return nil, workspace.ProjectInfo{}, fmt.Errorf("starting @dataform/core %s for %s: %w", core.Version, p.Root, err)
 	}
-	b.mu.Lock()
-	old := b.projects[root]
-	nop := &openProject{p: p, core: core, runner: runner}
-	b.projects[root] = nop
-	b.mu.Unlock()
-	if old != nil {
-		_ = old.runner.Close()
-	}
-	info := lsp.ProjectInfo{CoreVersion: core.Version, CoreInstalled: core.Installed}
-	if ms := b.metadataSource(nop); ms.err != nil {
+	op := &openProject{b: b, p: p, core: core, runner: runner}
+	info := workspace.ProjectInfo{CoreVersion: core.Version, CoreInstalled: core.Installed}
+	if ms := op.metadataSource(); ms.err != nil {
 		info.Warnings = append(info.Warnings, "metadata source "+ms.kind+": "+ms.err.Error())
 	}
-	return info, nil
+	return op, info, nil
 }
 
-// CloseProject implements lsp.Backend.
-func (b *Backend) CloseProject(root string) {
-	b.mu.Lock()
-	op := b.projects[root]
-	delete(b.projects, root)
-	b.mu.Unlock()
-	if op != nil {
-		_ = op.runner.Close()
-	}
-	b.dropBigQuery(root)
-	b.jitMem.forgetProject(root)
+// Close implements workspace.ProjectBackend: the project's workers and its
+// BigQuery connection end.
+func (op *openProject) Close() error {
+	var err error
+	op.closeOnce.Do(func() {
+		err = op.runner.Close()
+		op.dropBigQuery()
+	})
+	return err
 }
 
-func (b *Backend) project(root string) (*openProject, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	op := b.projects[root]
-	if op == nil {
-		return nil, fmt.Errorf("project %s is not open", root)
-	}
-	return op, nil
+// Reconfigure implements workspace.Reconfigurer: after a settings change,
+// the project's metadata source is opened at once, so that a problem
+// (credentials, a missing snapshot) is shown now, not at the first
+// preview.
+func (op *openProject) Reconfigure(ctx context.Context) error {
+	return op.metadataSource().err
 }
 
-// Configure implements lsp.Backend.
-func (b *Backend) Configure(s lsp.Settings) error {
+// Configure implements workspace.Backend.
+func (b *Backend) Configure(s settings.Settings) error {
 	b.mu.Lock()
 	uncapped := s.PreviewUnlimitedBytesBilled && !b.settings.PreviewUnlimitedBytesBilled
 	b.settings = s
@@ -213,30 +206,15 @@ func (b *Backend) Configure(s lsp.Settings) error {
 		}
 	}
 	switch k := sourceKind(s); k {
-	case SourceNone, SourceSnapshot:
-	case SourceBigQuery:
-		// Connect every open project now, so that a credentials problem
-		// is shown at once (Configure's error becomes a message).
-		b.mu.Lock()
-		var ops []*openProject
-		for _, op := range b.projects {
-			ops = append(ops, op)
-		}
-		b.mu.Unlock()
-		var errs []error
-		for _, op := range ops {
-			if ms := b.metadataSource(op); ms.err != nil {
-				errs = append(errs, ms.err)
-			}
-		}
-		return errors.Join(append([]error{loud}, errs...)...)
+	case SourceNone, SourceSnapshot, SourceBigQuery:
+		// Each project opens its source again (Reconfigure).
 	default:
 		return errors.Join(loud, fmt.Errorf("dfd.metadata.source %q is not one of snapshot, bigquery, none", s.MetadataSource))
 	}
 	return loud
 }
 
-func (b *Backend) currentSettings() lsp.Settings {
+func (b *Backend) currentSettings() settings.Settings {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.settings
@@ -248,14 +226,14 @@ type graphHandle struct {
 	graph    *dataformpb.CompiledGraph
 	wire     []byte
 	overlays map[string][]byte
+	errors   int // compilation errors
 }
 
-// Compile implements lsp.Backend.
-func (b *Backend) Compile(ctx context.Context, req lsp.CompileRequest) (*lsp.CompileResult, error) {
-	op, err := b.project(req.Root)
-	if err != nil {
-		return nil, err
-	}
+// Compile implements workspace.ProjectBackend: the compile and its errors,
+// mapped to files. The checks that need metadata or JiT code are Check's.
+func (op *openProject) Compile(ctx context.Context, req workspace.CompileRequest) (*workspace.CompileResult, error) {
+	b := op.b
+	root := op.p.Root
 	paths, err := op.p.FilePaths()
 	if err != nil {
 		return nil, err
@@ -267,42 +245,64 @@ func (b *Backend) Compile(ctx context.Context, req lsp.CompileRequest) (*lsp.Com
 		FilePaths: paths,
 		Timeout:   b.opts.CompileTimeout,
 		Log: func(level, msg string) {
-			b.log.Debug("console."+level+": "+msg, "project", req.Root)
+			b.log.Debug("console."+level+": "+msg, "project", root)
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	read := func(rel string) ([]byte, bool) {
+	diags := mapErrors(root, op.p.SettingsFile, res.Errors(), reader(root, req.Overlays))
+	return &workspace.CompileResult{
+		CoreVersion: op.core.Version,
+		Actions:     actionsOf(res.Graph),
+		Diagnostics: diags,
+		Graph:       &graphHandle{graph: res.Graph, wire: res.GraphWire, overlays: req.Overlays, errors: len(res.Errors())},
+		Elapsed:     time.Since(start),
+	}, nil
+}
+
+// reader reads project files as the compile saw them: an open buffer,
+// else the disk.
+func reader(root string, overlays map[string][]byte) fileReader {
+	return func(rel string) ([]byte, bool) {
 		rel = path.Clean(rel)
-		if t, ok := req.Overlays[rel]; ok {
+		if t, ok := overlays[rel]; ok {
 			return t, true
 		}
 		if rel == "" || rel == "." || strings.HasPrefix(rel, "../") {
 			return nil, false
 		}
-		t, err := os.ReadFile(filepath.Join(req.Root, filepath.FromSlash(rel)))
+		t, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
 		return t, err == nil
 	}
-	diags := mapErrors(req.Root, op.p.SettingsFile, res.Errors(), read)
-	if ms := b.metadataSource(op); ms.adapter != nil {
-		budget := time.Second
-		if ms.kind == SourceBigQuery {
-			budget = 3 * time.Second
-		}
-		diags = append(diags, missingTables(ctx, req.Root, res.Graph, ms, read, budget)...)
-		if len(res.Errors()) == 0 {
-			b.prefetch(ms.bq, req.Root, res.Graph)
-			diags = append(diags, b.jitDiagnostics(ctx, op, ms, req.Root, res.Graph, res.GraphWire, req.Overlays)...)
-		}
+}
+
+// Check implements workspace.ProjectBackend: with a metadata source, refs
+// to declared tables the source says do not exist (warnings), and — after
+// a compile without errors — the BigQuery prefetch of the datasets the
+// graph references and the JiT checks of the actions of open .js files.
+func (op *openProject) Check(ctx context.Context, req workspace.CheckRequest) []workspace.Diagnostic {
+	h, ok := req.Result.Graph.(*graphHandle)
+	if !ok || h == nil {
+		return nil
 	}
-	return &lsp.CompileResult{
-		CoreVersion: op.core.Version,
-		Actions:     actionsOf(res.Graph),
-		Diagnostics: diags,
-		Graph:       &graphHandle{graph: res.Graph, wire: res.GraphWire, overlays: req.Overlays},
-		Elapsed:     time.Since(start),
-	}, nil
+	ms := op.metadataSource()
+	if ms.adapter == nil {
+		return nil
+	}
+	root := op.p.Root
+	budget := time.Second
+	if ms.kind == SourceBigQuery {
+		budget = 3 * time.Second
+	}
+	if h.errors == 0 {
+		op.b.prefetch(ms.bq, root, h.graph)
+	}
+	diags := missingTables(ctx, root, h.graph, ms, reader(root, req.Overlays), budget)
+	if h.errors == 0 {
+		diags = append(diags, op.jitDiagnostics(ctx, ms, h.graph, h.wire, req.Overlays)...)
+	}
+	return diags
 }
 
 // withOverlayPaths adds to the CLI's file list the unsaved buffers that
@@ -345,14 +345,11 @@ func cliGlobMatches(rel string) bool {
 	return strings.Contains(parts[len(parts)-1], ".")
 }
 
-// JitPreview implements lsp.Backend: the action's JiT code runs under the
+// JitPreview implements workspace.ProjectBackend: the action's JiT code runs under the
 // preview policy (read-only queries only, DeleteTable refused) against
 // the metadata snapshot, every database call recorded.
-func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitResult, error) {
-	op, err := b.project(req.Root)
-	if err != nil {
-		return nil, err
-	}
+func (op *openProject) JitPreview(ctx context.Context, req workspace.JitRequest) (*workspace.JitResult, error) {
+	b := op.b
 	h, ok := req.Graph.(*graphHandle)
 	if !ok || h == nil {
 		return nil, errors.New("no compiled graph to preview")
@@ -377,9 +374,9 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 		return nil, err
 	}
 
-	res := &lsp.JitResult{Calls: []lsp.AdapterCall{}}
+	res := &workspace.JitResult{Calls: []workspace.AdapterCall{}}
 	var inner adapters.DbAdapter = noSnapshot{}
-	ms := b.metadataSource(op)
+	ms := op.metadataSource()
 	switch {
 	case ms.adapter != nil:
 		inner = ms.adapter
@@ -404,8 +401,8 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 	}
 	guarded := previewPolicy(settings).Wrap(inner)
 	rec := adapters.NewRecorder(guarded)
-	memKey := jitMemoryKey(req.Root, req.Target)
-	pre, preRecs := prefetch(ctx, guarded, b.jitMem.get(memKey))
+	memKey := req.Target.String()
+	pre, preRecs := prefetch(ctx, guarded, op.jitMem.get(memKey))
 	var reads callLog
 	start := time.Now()
 	resp, err := op.runner.Jit(ctx, JitJob{
@@ -429,9 +426,9 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 		},
 	})
 	res.Elapsed = time.Since(start)
-	b.jitMem.set(memKey, reads.list())
+	op.jitMem.set(memKey, reads.list())
 	for _, c := range rec.Calls() {
-		res.Calls = append(res.Calls, lsp.AdapterCall{
+		res.Calls = append(res.Calls, workspace.AdapterCall{
 			Method: c.Method, Summary: c.Summary, Statement: c.Statement, DurationMs: float64(c.Duration.Microseconds()) / 1000,
 			Cached: c.Cached, DryRun: c.DryRun, Error: c.Error, Notes: c.Notes,
 		})
@@ -451,28 +448,25 @@ func (b *Backend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitR
 	}
 	switch r := out.GetResponse().(type) {
 	case *dataformpb.JitCompilationResponse_Table:
-		res.SQL = lsp.SQL{Query: r.Table.GetQuery(), PreOps: r.Table.GetPreOps(), PostOps: r.Table.GetPostOps()}
+		res.SQL = workspace.SQL{Query: r.Table.GetQuery(), PreOps: r.Table.GetPreOps(), PostOps: r.Table.GetPostOps()}
 	case *dataformpb.JitCompilationResponse_IncrementalTable:
 		reg, inc := r.IncrementalTable.GetRegular(), r.IncrementalTable.GetIncremental()
-		res.SQL = lsp.SQL{Query: reg.GetQuery(), PreOps: reg.GetPreOps(), PostOps: reg.GetPostOps(),
+		res.SQL = workspace.SQL{Query: reg.GetQuery(), PreOps: reg.GetPreOps(), PostOps: reg.GetPostOps(),
 			IncrementalQuery: inc.GetQuery(), IncrementalPreOps: inc.GetPreOps(), IncrementalPostOps: inc.GetPostOps()}
 	case *dataformpb.JitCompilationResponse_Operation:
-		res.SQL = lsp.SQL{Queries: r.Operation.GetQueries()}
+		res.SQL = workspace.SQL{Queries: r.Operation.GetQueries()}
 	case *dataformpb.JitCompilationResponse_Assertion:
-		res.SQL = lsp.SQL{Query: r.Assertion.GetQuery()}
+		res.SQL = workspace.SQL{Query: r.Assertion.GetQuery()}
 	default:
 		return res, fmt.Errorf("the JiT response of %s is empty", req.Target.String())
 	}
 	return res, nil
 }
 
-// TableMetadata implements lsp.Backend.
-func (b *Backend) TableMetadata(ctx context.Context, root string, t lsp.Target) (*lsp.TableInfo, bool) {
-	op, err := b.project(root)
-	if err != nil {
-		return nil, false
-	}
-	ms := b.metadataSource(op)
+// TableMetadata implements workspace.ProjectBackend.
+func (op *openProject) TableMetadata(ctx context.Context, t workspace.Target) (*workspace.TableInfo, bool) {
+	root := op.p.Root
+	ms := op.metadataSource()
 	if ms.adapter == nil {
 		return nil, false
 	}
@@ -489,7 +483,7 @@ func (b *Backend) TableMetadata(ctx context.Context, root string, t lsp.Target) 
 	}
 	src := "BigQuery"
 	if ms.kind == SourceSnapshot {
-		src = "snapshot " + filepath.Base(resolveSnapshotPath(b.currentSettings().MetadataSnapshot, root))
+		src = "snapshot " + filepath.Base(resolveSnapshotPath(op.b.currentSettings().MetadataSnapshot, root))
 	}
 	return tableInfo(tm, src), true
 }

@@ -79,7 +79,7 @@ func TestCompileErrorPositions(t *testing.T) {
 // Typing a mistake shows a diagnostic on the right line and UTF-16 column
 // (without saving); fixing it clears it.
 func TestBreakAndFix(t *testing.T) {
-	ws := workspace(t, "shop.txtar")
+	ws := txtarWorkspace(t, "shop.txtar")
 	s := startServer(t, serverConfig{})
 	s.init(t, ws)
 	orders := filepath.Join(ws, "shop", "definitions", "orders.sqlx")
@@ -150,7 +150,7 @@ func TestBreakAndFix(t *testing.T) {
 // A broken workflow_settings.yaml is a diagnostic on that file, at the
 // line of the problem; fixing it clears it and compiles again.
 func TestBrokenSettings(t *testing.T) {
-	ws := workspace(t, "shop.txtar")
+	ws := txtarWorkspace(t, "shop.txtar")
 	settings := filepath.Join(ws, "shop", "workflow_settings.yaml")
 	good, _ := os.ReadFile(settings)
 	if err := os.WriteFile(settings, []byte("defaultProject: acme-shop\ndefaultDataset: [shop\ndefaultLocation: US\n"), 0o644); err != nil {

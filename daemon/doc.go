@@ -1,23 +1,27 @@
-// Package daemon is `dfd serve`: it wires the LSP server (package lsp) to
-// dfd's compiler.
+// Package daemon is `dfd serve`: it wires the LSP server (package lsp) and
+// the workspace (package workspace) to dfd's compiler, worker pools and
+// metadata sources.
 //
 // The pieces:
 //
-//   - Backend implements lsp.Backend. It owns the opened projects (their
-//     settings, their @dataform/core and a Runner each), turns compiled
-//     graphs into the LSP's neutral model, maps compilation errors back to
-//     file positions (errors.go), runs JiT previews under the preview
-//     policy with the metadata snapshot adapter (jit.go), and serves table
-//     metadata for hovers (metadata.go).
-//   - Runner (runner.go) is the seam between the daemon and whatever
-//     executes @dataform/core: "compile this project with these unsaved
-//     buffers" and "run this JiT request, answering its database calls
-//     with this function". InProcess implements it on the engine in this
-//     process. The jit package's worker pool is meant to replace it: a
-//     RunnerFactory that returns a pool-backed Runner is all it takes
-//     (Options.NewRunner).
-//   - Serve runs the whole thing over stdin/stdout.
+//   - Backend (backend.go) implements workspace.Backend: it opens projects
+//     and holds what they share — the settings, the core resolver, the
+//     loaded metadata snapshot files (metadata.go) and background work.
+//   - openProject implements workspace.ProjectBackend: one opened project,
+//     owned by the workspace's project — its core's Runner, its metadata
+//     source and BigQuery connection (source.go), what its JiT previews read
+//     last (prefetch.go). Compile maps compilation errors back to file
+//     positions (errors.go); Check, the later phase, warns on refs to
+//     tables the metadata source says do not exist and runs the JiT code
+//     of open files' actions under the check policy (jitdiag.go); JitPreview
+//     runs one action's JiT code under the preview policy; Status and
+//     RefreshMetadata serve dfd/status and dfd/refreshMetadata (status.go).
+//   - Runner (runner.go) is the seam between a project and whatever runs
+//     @dataform/core: InProcess (goja in this process, for tests and
+//     --in-process) or a pool of `dfd worker` / Node.js workers
+//     (pooled.go, NewPooled).
+//   - Serve (serve.go) runs the whole thing over stdin/stdout.
 //
-// The LSP side never sees the engine, protobufs or BigQuery; this package
-// is where they meet.
+// This is where the LSP side, the engine, protobufs and BigQuery meet; it
+// may import every package of dfd but cmd (internal/layers checks it).
 package daemon

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dfdtools/dfd/lsp"
-	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/protos/dataformpb"
+	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // Mapping compilation errors to positions.
@@ -55,8 +55,8 @@ const modulePrefixLen = len("(function (exports, require, module, __filename, __
 type fileReader func(rel string) ([]byte, bool)
 
 // mapErrors turns core's compilation errors into diagnostics.
-func mapErrors(root, settingsRel string, errs []*dataformpb.CompilationError, read fileReader) []lsp.Diagnostic {
-	var out []lsp.Diagnostic
+func mapErrors(root, settingsRel string, errs []*dataformpb.CompilationError, read fileReader) []workspace.Diagnostic {
+	var out []workspace.Diagnostic
 	for _, e := range errs {
 		out = append(out, mapError(root, settingsRel, e, read))
 	}
@@ -65,7 +65,7 @@ func mapErrors(root, settingsRel string, errs []*dataformpb.CompilationError, re
 
 type jsPos struct{ line, col int } // 1-based, in the code that ran
 
-func mapError(root, settingsRel string, e *dataformpb.CompilationError, read fileReader) lsp.Diagnostic {
+func mapError(root, settingsRel string, e *dataformpb.CompilationError, read fileReader) workspace.Diagnostic {
 	msg := strings.TrimSpace(e.GetMessage())
 	file := path.Clean(filepath.ToSlash(e.GetFileName()))
 	var pos *jsPos
@@ -90,9 +90,9 @@ func mapError(root, settingsRel string, e *dataformpb.CompilationError, read fil
 			file = frameFile
 		}
 	}
-	d := lsp.Diagnostic{
+	d := workspace.Diagnostic{
 		Path:     filepath.Join(root, filepath.FromSlash(file)),
-		Severity: lsp.SeverityError,
+		Severity: workspace.SeverityError,
 		Message:  msg,
 		Source:   "dataform",
 		EndLine:  -1,
@@ -200,7 +200,7 @@ func mapError(root, settingsRel string, e *dataformpb.CompilationError, read fil
 	return d
 }
 
-func withSpan(d lsp.Diagnostic, m *source.Mapper, sp source.Span) lsp.Diagnostic {
+func withSpan(d workspace.Diagnostic, m *source.Mapper, sp source.Span) workspace.Diagnostic {
 	d.Line = m.LineOf(sp.Start)
 	d.Col = sp.Start - m.OffsetBytes(d.Line, 0)
 	d.EndLine = m.LineOf(sp.End)

@@ -3,19 +3,19 @@ package daemon
 import (
 	"strings"
 
-	"github.com/dfdtools/dfd/lsp"
 	"github.com/dfdtools/dfd/protos/dataformpb"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // actionsOf turns a compiled graph into the LSP's model of actions.
-func actionsOf(g *dataformpb.CompiledGraph) []*lsp.Action {
-	var out []*lsp.Action
+func actionsOf(g *dataformpb.CompiledGraph) []*workspace.Action {
+	var out []*workspace.Action
 	for _, t := range g.GetTables() {
 		a := base(t.GetTarget(), t.GetCanonicalTarget(), t.GetFileName(), t.GetTags(), t.GetDependencyTargets(), t.GetActionDescriptor())
 		a.Kind = tableKind(t)
 		a.Disabled = t.GetDisabled()
 		a.Jit = t.GetJitCode() != ""
-		a.SQL = lsp.SQL{
+		a.SQL = workspace.SQL{
 			Query: t.GetQuery(), PreOps: t.GetPreOps(), PostOps: t.GetPostOps(),
 			IncrementalQuery: t.GetIncrementalQuery(), IncrementalPreOps: t.GetIncrementalPreOps(), IncrementalPostOps: t.GetIncrementalPostOps(),
 		}
@@ -23,23 +23,23 @@ func actionsOf(g *dataformpb.CompiledGraph) []*lsp.Action {
 	}
 	for _, o := range g.GetOperations() {
 		a := base(o.GetTarget(), o.GetCanonicalTarget(), o.GetFileName(), o.GetTags(), o.GetDependencyTargets(), o.GetActionDescriptor())
-		a.Kind = lsp.KindOperation
+		a.Kind = workspace.KindOperation
 		a.Disabled = o.GetDisabled()
 		a.Jit = o.GetJitCode() != ""
-		a.SQL = lsp.SQL{Queries: o.GetQueries()}
+		a.SQL = workspace.SQL{Queries: o.GetQueries()}
 		out = append(out, a)
 	}
 	for _, s := range g.GetAssertions() {
 		a := base(s.GetTarget(), s.GetCanonicalTarget(), s.GetFileName(), s.GetTags(), s.GetDependencyTargets(), s.GetActionDescriptor())
-		a.Kind = lsp.KindAssertion
+		a.Kind = workspace.KindAssertion
 		a.Disabled = s.GetDisabled()
 		a.Jit = s.GetJitCode() != ""
-		a.SQL = lsp.SQL{Query: s.GetQuery()}
+		a.SQL = workspace.SQL{Query: s.GetQuery()}
 		out = append(out, a)
 	}
 	for _, d := range g.GetDeclarations() {
 		a := base(d.GetTarget(), d.GetCanonicalTarget(), d.GetFileName(), d.GetTags(), nil, d.GetActionDescriptor())
-		a.Kind = lsp.KindDeclaration
+		a.Kind = workspace.KindDeclaration
 		out = append(out, a)
 	}
 	for _, t := range g.GetTests() {
@@ -49,26 +49,26 @@ func actionsOf(g *dataformpb.CompiledGraph) []*lsp.Action {
 			target = &dataformpb.Target{Name: t.GetName()}
 		}
 		a := base(target, t.GetCanonicalTarget(), t.GetFileName(), t.GetTags(), t.GetDependencyTargets(), nil)
-		a.Kind = lsp.KindTest
+		a.Kind = workspace.KindTest
 		a.Disabled = t.GetDisabled()
 		// The test query, then the expected output.
-		a.SQL = lsp.SQL{Query: t.GetTestQuery(), Queries: []string{t.GetExpectedOutputQuery()}}
+		a.SQL = workspace.SQL{Query: t.GetTestQuery(), Queries: []string{t.GetExpectedOutputQuery()}}
 		out = append(out, a)
 	}
 	return out
 }
 
-func target(t *dataformpb.Target) lsp.Target {
-	return lsp.Target{Database: t.GetDatabase(), Schema: t.GetSchema(), Name: t.GetName()}
+func target(t *dataformpb.Target) workspace.Target {
+	return workspace.Target{Database: t.GetDatabase(), Schema: t.GetSchema(), Name: t.GetName()}
 }
 
-func base(t, canonical *dataformpb.Target, file string, tags []string, deps []*dataformpb.Target, d *dataformpb.ActionDescriptor) *lsp.Action {
-	a := &lsp.Action{
+func base(t, canonical *dataformpb.Target, file string, tags []string, deps []*dataformpb.Target, d *dataformpb.ActionDescriptor) *workspace.Action {
+	a := &workspace.Action{
 		Target:          target(t),
 		CanonicalTarget: target(canonical),
 		File:            file,
 		Tags:            append([]string{}, tags...),
-		Dependencies:    []lsp.Target{},
+		Dependencies:    []workspace.Target{},
 		Description:     d.GetDescription(),
 	}
 	if canonical == nil {
@@ -78,7 +78,7 @@ func base(t, canonical *dataformpb.Target, file string, tags []string, deps []*d
 		a.Dependencies = append(a.Dependencies, target(dep))
 	}
 	for _, c := range d.GetColumns() {
-		a.Columns = append(a.Columns, lsp.Column{Name: strings.Join(c.GetPath(), "."), Description: c.GetDescription()})
+		a.Columns = append(a.Columns, workspace.Column{Name: strings.Join(c.GetPath(), "."), Description: c.GetDescription()})
 	}
 	return a
 }
@@ -86,17 +86,17 @@ func base(t, canonical *dataformpb.Target, file string, tags []string, deps []*d
 func tableKind(t *dataformpb.Table) string {
 	switch t.GetEnumType() {
 	case dataformpb.TableType_VIEW:
-		return lsp.KindView
+		return workspace.KindView
 	case dataformpb.TableType_INCREMENTAL:
-		return lsp.KindIncremental
+		return workspace.KindIncremental
 	case dataformpb.TableType_TABLE:
-		return lsp.KindTable
+		return workspace.KindTable
 	}
 	switch t.GetType() {
 	case "view":
-		return lsp.KindView
+		return workspace.KindView
 	case "incremental":
-		return lsp.KindIncremental
+		return workspace.KindIncremental
 	}
-	return lsp.KindTable
+	return workspace.KindTable
 }

@@ -98,10 +98,10 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// workspace writes a txtar archive from testdata/lsp into a temporary
+// txtarWorkspace writes a txtar archive from testdata/lsp into a temporary
 // directory and installs the test core into every project that has a
 // package.json.
-func workspace(t *testing.T, archive string) string {
+func txtarWorkspace(t *testing.T, archive string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "testdata", "lsp", archive))
 	if err != nil {
@@ -185,6 +185,19 @@ func (s *session) awaitPreviewChanged(t *testing.T, after int, rootSuffix string
 		t.Fatal(err)
 	}
 	return p
+}
+
+// checksEnded counts the later phases (checks after a compile) that ended.
+func (s *session) checksEnded() int { st := s.ed.Snapshot(); return st.EndedProgress("dfd: checking") }
+
+// awaitChecked waits until more checks ended than at mark.
+func (s *session) awaitChecked(t *testing.T, mark int) {
+	t.Helper()
+	if err := s.ed.Await(s.ctx, "a check after a compile", func(st *fakeeditor.State) bool {
+		return st.EndedProgress("dfd: checking") > mark
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (s *session) preview(t *testing.T, path string) *lsp.PreviewResult {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/compile"
-	"github.com/dfdtools/dfd/lsp"
-	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/protos/dataformpb"
+	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // Bounds of the JiT checks run after each compile (jitDiagnostics).
@@ -32,7 +32,8 @@ const (
 // database call are not reported — any recorded call failed, or was
 // answered as a dry run (no rows, where a real run has some): they are
 // what a preview is for. ctx is the compile's: a newer compile cancels it.
-func (b *Backend) jitDiagnostics(ctx context.Context, op *openProject, ms metaSource, root string, g *dataformpb.CompiledGraph, wire []byte, overlays map[string][]byte) []lsp.Diagnostic {
+func (op *openProject) jitDiagnostics(ctx context.Context, ms metaSource, g *dataformpb.CompiledGraph, wire []byte, overlays map[string][]byte) []workspace.Diagnostic {
+	root := op.p.Root
 	if ms.adapter == nil || g == nil || len(overlays) == 0 {
 		return nil
 	}
@@ -69,7 +70,7 @@ func (b *Backend) jitDiagnostics(ctx context.Context, op *openProject, ms metaSo
 	defer cancel()
 	var (
 		mu     sync.Mutex
-		out    []lsp.Diagnostic
+		out    []workspace.Diagnostic
 		wg     sync.WaitGroup
 		sem    = make(chan struct{}, jitCheckConcurrency)
 		parent = ctx
@@ -86,7 +87,7 @@ func (b *Backend) jitDiagnostics(ctx context.Context, op *openProject, ms metaSo
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			msg, failed := b.checkJit(parent, op, ms, g, wire, overlays, j.full)
+			msg, failed := op.checkJit(parent, ms, g, wire, overlays, j.full)
 			if !failed || parent.Err() != nil {
 				return
 			}
@@ -112,7 +113,8 @@ func (b *Backend) jitDiagnostics(ctx context.Context, op *openProject, ms metaSo
 
 // checkJit runs one action's JiT code; failed reports a script error or
 // timeout that no failed database call may explain.
-func (b *Backend) checkJit(ctx context.Context, op *openProject, ms metaSource, g *dataformpb.CompiledGraph, wire []byte, overlays map[string][]byte, name string) (msg string, failed bool) {
+func (op *openProject) checkJit(ctx context.Context, ms metaSource, g *dataformpb.CompiledGraph, wire []byte, overlays map[string][]byte, name string) (msg string, failed bool) {
+	b := op.b
 	action, err := compile.FindAction(g, name)
 	if err != nil {
 		return "", false
@@ -160,10 +162,10 @@ var jitCodeCallRE = regexp.MustCompile(`\.\s*jitCode\s*\(`)
 // jitCodeDiagnostic is an Error diagnostic on the `.jitCode(` of the
 // action called name in file: the one after the publish/operate/assert
 // (…) call naming it, else the file's first, else line 1.
-func jitCodeDiagnostic(root, file, name string, text []byte) lsp.Diagnostic {
-	d := lsp.Diagnostic{
+func jitCodeDiagnostic(root, file, name string, text []byte) workspace.Diagnostic {
+	d := workspace.Diagnostic{
 		Path: filepath.Join(root, filepath.FromSlash(file)), EndLine: -1,
-		Severity: lsp.SeverityError, Source: "dfd", Code: "jit-failed",
+		Severity: workspace.SeverityError, Source: "dfd", Code: "jit-failed",
 	}
 	if text == nil {
 		return d

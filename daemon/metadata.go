@@ -11,8 +11,8 @@ import (
 
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/adapters/offline"
-	"github.com/dfdtools/dfd/lsp"
 	"github.com/dfdtools/dfd/protos/dataformpb"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // metadata caches offline snapshot adapters by file and default project,
@@ -115,8 +115,8 @@ func (noSnapshot) GetTable(context.Context, *dataformpb.GetTableRequest) (*dataf
 }
 
 // tableInfo converts table metadata for a hover.
-func tableInfo(t *dataformpb.TableMetadata, source string) *lsp.TableInfo {
-	info := &lsp.TableInfo{
+func tableInfo(t *dataformpb.TableMetadata, source string) *workspace.TableInfo {
+	info := &workspace.TableInfo{
 		Target:      target(t.GetTarget()),
 		Description: t.GetDescription(),
 		Labels:      t.GetLabels(),
@@ -128,7 +128,7 @@ func tableInfo(t *dataformpb.TableMetadata, source string) *lsp.TableInfo {
 	var walk func(prefix string, fs []*dataformpb.Field)
 	walk = func(prefix string, fs []*dataformpb.Field) {
 		for _, f := range fs {
-			c := lsp.Column{Name: prefix + f.GetName(), Description: f.GetDescription()}
+			c := workspace.Column{Name: prefix + f.GetName(), Description: f.GetDescription()}
 			if f.GetStruct() != nil {
 				c.Type = "STRUCT"
 			} else {

@@ -19,7 +19,7 @@ func tdpp(path string, pos protocol.Position) protocol.TextDocumentPositionParam
 
 // shopSession opens the shop workspace and waits for its first compile.
 func shopSession(t *testing.T) (*session, string) {
-	ws := workspace(t, "shop.txtar")
+	ws := txtarWorkspace(t, "shop.txtar")
 	s := startServer(t, serverConfig{})
 	s.init(t, ws)
 	s.awaitPreviewChanged(t, 0, "/shop")

@@ -3,12 +3,10 @@ package daemon
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/dfdtools/dfd/adapters"
-	"github.com/dfdtools/dfd/lsp"
 )
 
 // JiT code usually asks the same metadata every time it runs (the columns
@@ -39,8 +37,6 @@ type rememberedCall struct {
 	request []byte
 }
 
-func jitMemoryKey(root string, t lsp.Target) string { return root + "\x00" + t.String() }
-
 func (m *jitMemory) get(key string) []rememberedCall {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -54,17 +50,6 @@ func (m *jitMemory) set(key string, calls []rememberedCall) {
 		m.m = map[string][]rememberedCall{}
 	}
 	m.m[key] = calls
-}
-
-// forgetProject drops what is remembered of root's actions.
-func (m *jitMemory) forgetProject(root string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k := range m.m {
-		if strings.HasPrefix(k, root+"\x00") {
-			delete(m.m, k)
-		}
-	}
 }
 
 func prefetchable(method string) bool {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dfdtools/dfd/internal/testenv"
 	"github.com/dfdtools/dfd/lsp"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // dfd/preview of an incremental table: query, incremental query and both
@@ -24,7 +25,7 @@ func TestPreviewIncremental(t *testing.T) {
 		t.Fatalf("actions: %+v", res.Actions)
 	}
 	a := res.Actions[0]
-	if a.Kind != lsp.KindIncremental || a.Target.Name != "fct_orders" || a.Jit || a.JitPreview != nil {
+	if a.Kind != workspace.KindIncremental || a.Target.Name != "fct_orders" || a.Jit || a.JitPreview != nil {
 		t.Errorf("action: %+v", a.Action)
 	}
 	if strings.Join(a.Tags, ",") != "marts,hourly" {
@@ -55,8 +56,8 @@ func TestPreviewIncremental(t *testing.T) {
 	}
 	// Assertions and operations.
 	for file, kind := range map[string]string{
-		"definitions/assertions/assert_revenue_not_negative.sqlx": lsp.KindAssertion,
-		"definitions/ops/grant_reporting_access.sqlx":             lsp.KindOperation,
+		"definitions/assertions/assert_revenue_not_negative.sqlx": workspace.KindAssertion,
+		"definitions/ops/grant_reporting_access.sqlx":             workspace.KindOperation,
 	} {
 		res := s.preview(t, filepath.Join(root, filepath.FromSlash(file)))
 		if len(res.Actions) == 0 || res.Actions[0].Kind != kind {
@@ -64,7 +65,7 @@ func TestPreviewIncremental(t *testing.T) {
 			continue
 		}
 		sql := res.Actions[0].SQL
-		if kind == lsp.KindOperation && len(sql.Queries) == 0 || kind == lsp.KindAssertion && sql.Query == "" {
+		if kind == workspace.KindOperation && len(sql.Queries) == 0 || kind == workspace.KindAssertion && sql.Query == "" {
 			t.Errorf("%s: no SQL: %+v", file, sql)
 		}
 	}
@@ -185,7 +186,7 @@ func TestJitPreviewWithoutSnapshot(t *testing.T) {
 
 // dfd/preview reflects the edits sent before it (no save needed).
 func TestPreviewFollowsEdits(t *testing.T) {
-	ws := workspace(t, "shop.txtar")
+	ws := txtarWorkspace(t, "shop.txtar")
 	s := startServer(t, serverConfig{})
 	s.init(t, ws)
 	stats := filepath.Join(ws, "shop", "definitions", "order_stats.js")

@@ -126,7 +126,7 @@ func (sp *subprocess) wait(t *testing.T) int {
 
 // The real binary over stdio: a full session, then shutdown + exit.
 func TestServeSubprocess(t *testing.T) {
-	ws := workspace(t, "shop.txtar")
+	ws := txtarWorkspace(t, "shop.txtar")
 	sp := startSubprocess(t, fakeeditor.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
@@ -175,7 +175,7 @@ func TestServeSubprocess(t *testing.T) {
 
 // An editor that dies (closes stdin) without shutdown: the daemon exits.
 func TestServeSubprocessClientDies(t *testing.T) {
-	ws := workspace(t, "shop.txtar")
+	ws := txtarWorkspace(t, "shop.txtar")
 	sp := startSubprocess(t, fakeeditor.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
@@ -219,7 +219,7 @@ func (g *gatedRunner) Compile(ctx context.Context, job daemon.CompileJob) (*comp
 // The client disappears while a request waits for a compile: the compile
 // is cancelled and the server stops, in-process (no leaked waits).
 func TestClientDiesMidRequest(t *testing.T) {
-	ws := workspace(t, "shop.txtar")
+	ws := txtarWorkspace(t, "shop.txtar")
 	g := &gatedRunner{started: make(chan struct{}, 8), cancelled: make(chan struct{}, 8)}
 	s := startServer(t, serverConfig{backend: daemon.BackendOptions{
 		NewRunner: func(ctx context.Context, p *project.Project, core *project.Core, log *slog.Logger) (daemon.Runner, error) {

@@ -13,11 +13,12 @@ import (
 )
 
 // Runner executes @dataform/core for one project with one core version:
-// compiles and JiT requests. This is the seam for the jit package's warm
-// worker pool: today InProcess runs everything on goja in the daemon's
-// own process; a pool-backed Runner runs the same jobs in `dfd worker`
-// processes. Everything a job needs travels in the job (unsaved buffers
-// included), so an implementation never reads the daemon's state.
+// compiles and JiT requests. InProcess runs everything on goja in the
+// daemon's own process (tests, --in-process); NewPooled's runners run the
+// same jobs in warm `dfd worker` (goja) or Node.js worker processes, so
+// that runaway code costs a worker, never the daemon. Everything a job
+// needs travels in the job (unsaved buffers included), so an
+// implementation never reads the daemon's state.
 //
 // Implementations must be safe for concurrent use (a JiT preview may run
 // beside a compile) and must honour ctx: the daemon cancels superseded
@@ -66,8 +67,8 @@ type PrefetchedCall struct {
 	Request, Response []byte
 }
 
-// RunnerFactory makes the Runner of an opened project. The default is
-// NewInProcess; the jit package's pool plugs in here.
+// RunnerFactory makes the Runner of an opened project: NewInProcess (the
+// default) or NewPooled.
 type RunnerFactory func(ctx context.Context, p *project.Project, core *project.Core, log *slog.Logger) (Runner, error)
 
 // InProcess is a Runner on the engine in this process. It keeps one

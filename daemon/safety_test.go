@@ -51,12 +51,13 @@ func TestPreviewSafetyOnTheWire(t *testing.T) {
 
 	// Opening the file with an unsaved change compiles it, and runs its
 	// JiT check after the compile.
+	s.awaitChecked(t, 0)
 	rec.Reset()
-	mark := s.previewChanges()
+	mark := s.checksEnded()
 	if err := s.ed.OpenText(s.ctx, file, sqlcorpus.ProbeAction("probe", corpus)+"\n// unsaved\n"); err != nil {
 		t.Fatal(err)
 	}
-	s.awaitPreviewChanged(t, mark, "")
+	s.awaitChecked(t, mark)
 	jobs := rec.Jobs()
 	if len(jobs) < len(corpus) {
 		t.Fatalf("the check after opening sent %d jobs; did it run?", len(jobs))
@@ -86,11 +87,11 @@ func TestPreviewSafetyOnTheWire(t *testing.T) {
 
 	// The next check answers from what the preview left in the cache.
 	rec.Reset()
-	mark = s.previewChanges()
+	mark = s.checksEnded()
 	if err := s.ed.SetText(s.ctx, file, s.ed.Text(file)+"\n// edited\n"); err != nil {
 		t.Fatal(err)
 	}
-	s.awaitPreviewChanged(t, mark, "")
+	s.awaitChecked(t, mark)
 	if real := sqlcorpus.CheckPreviewWire(t, rec.Requests(), corpus, 10<<30); real != 0 {
 		t.Errorf("the check after an edit ran %d billed queries", real)
 	}
@@ -145,11 +146,12 @@ func TestPreviewSafetyAgainstTheEmulator(t *testing.T) {
 	s.init(t, root)
 	s.awaitPreviewChanged(t, 0, "")
 	file := filepath.Join(root, "definitions", "probe.js")
-	mark := s.previewChanges()
+	s.awaitChecked(t, 0)
+	mark := s.checksEnded()
 	if err := s.ed.OpenText(s.ctx, file, sqlcorpus.ProbeAction("probe", corpus)+"\n// unsaved\n"); err != nil {
 		t.Fatal(err)
 	}
-	s.awaitPreviewChanged(t, mark, "")
+	s.awaitChecked(t, mark)
 	if real := sqlcorpus.CheckPreviewWire(t, rec.Requests(), corpus, 10<<30); real != 0 {
 		t.Errorf("the check after opening a file ran %d billed queries", real)
 	}

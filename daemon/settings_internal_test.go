@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/adapters"
-	"github.com/dfdtools/dfd/lsp"
 	"github.com/dfdtools/dfd/protos/dataformpb"
+	"github.com/dfdtools/dfd/settings"
 )
 
 // byteLimits records the byte_limit of every Execute.
@@ -43,7 +43,7 @@ func TestPreviewPolicyMaxBytesBilled(t *testing.T) {
 		{0, true, 0, 0, true},
 		{1 << 30, true, 1 << 40, 1 << 40, false}, // still off: said once
 	} {
-		err := b.Configure(lsp.Settings{PreviewMaxBytesBilled: c.setting, PreviewUnlimitedBytesBilled: c.unlimited})
+		err := b.Configure(settings.Settings{PreviewMaxBytesBilled: c.setting, PreviewUnlimitedBytesBilled: c.unlimited})
 		if warned := err != nil && err.Error() == uncappedWarning; warned != c.warned || (err != nil && !warned) {
 			t.Errorf("setting %d, unlimited %v: Configure said %v", c.setting, c.unlimited, err)
 		}
@@ -73,16 +73,16 @@ func TestPreviewPolicyMaxBytesBilled(t *testing.T) {
 func TestJitTimeouts(t *testing.T) {
 	b := NewBackend(BackendOptions{JitTimeout: 7 * time.Second})
 	defer b.Close()
-	if got := b.jitTimeout(lsp.Settings{}); got != 7*time.Second {
+	if got := b.jitTimeout(settings.Settings{}); got != 7*time.Second {
 		t.Errorf("default preview timeout %s", got)
 	}
-	if got := b.jitTimeout(lsp.Settings{JitTimeout: 300 * time.Millisecond}); got != 300*time.Millisecond {
+	if got := b.jitTimeout(settings.Settings{JitTimeout: 300 * time.Millisecond}); got != 300*time.Millisecond {
 		t.Errorf("preview timeout %s", got)
 	}
-	if got := jitCheckTimeoutFor(lsp.Settings{}); got != jitCheckTimeout {
+	if got := jitCheckTimeoutFor(settings.Settings{}); got != jitCheckTimeout {
 		t.Errorf("default check timeout %s", got)
 	}
-	if got := jitCheckTimeoutFor(lsp.Settings{JitTimeout: time.Second}); got != time.Second {
+	if got := jitCheckTimeoutFor(settings.Settings{JitTimeout: time.Second}); got != time.Second {
 		t.Errorf("check timeout %s", got)
 	}
 }

@@ -79,7 +79,7 @@ func projectStatus(t *testing.T, res lsp.StatusResult, rootSuffix string) lsp.St
 // compiledVersion stays) until the file is saved; dfd/preview compiles
 // the edits it needs.
 func TestCompileAsYouTypeOff(t *testing.T) {
-	ws := workspace(t, "shop.txtar")
+	ws := txtarWorkspace(t, "shop.txtar")
 	s := startServer(t, serverConfig{debounce: 30 * time.Millisecond,
 		editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{"compileAsYouType": false}})})
 	s.init(t, ws)
@@ -350,7 +350,7 @@ func TestRefreshMetadataSnapshot(t *testing.T) {
 // dfd.logLevel: debug messages reach window/logMessage (and the log) only
 // at debug; at error, info messages no longer do.
 func TestLogLevelSetting(t *testing.T) {
-	ws := workspace(t, "shop.txtar")
+	ws := txtarWorkspace(t, "shop.txtar")
 	s := startServer(t, serverConfig{})
 	s.init(t, ws)
 	stats := filepath.Join(ws, "shop", "definitions", "order_stats.js")

@@ -14,9 +14,10 @@ import (
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/adapters/connect"
 	"github.com/dfdtools/dfd/adapters/credentials"
-	"github.com/dfdtools/dfd/lsp"
-	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/protos/dataformpb"
+	"github.com/dfdtools/dfd/settings"
+	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // Metadata sources (dfd.metadata.source).
@@ -28,7 +29,7 @@ const (
 
 // sourceKind is the effective metadata source of settings: the explicit
 // dfd.metadata.source, else "snapshot" when a snapshot is set, else none.
-func sourceKind(s lsp.Settings) string {
+func sourceKind(s settings.Settings) string {
 	switch k := strings.ToLower(strings.TrimSpace(s.MetadataSource)); k {
 	case "":
 		if s.MetadataSnapshot != "" {
@@ -67,8 +68,9 @@ type bqConn struct {
 
 type bqKey struct{ endpoint, creds, defProject, defLocation string }
 
-// metadataSource resolves the metadata source of an open project.
-func (b *Backend) metadataSource(op *openProject) metaSource {
+// metadataSource resolves the metadata source of the project.
+func (op *openProject) metadataSource() metaSource {
+	b := op.b
 	s := b.currentSettings()
 	kind := sourceKind(s)
 	switch kind {
@@ -85,7 +87,7 @@ func (b *Backend) metadataSource(op *openProject) metaSource {
 		}
 		return metaSource{kind: kind, adapter: a, desc: "offline snapshot " + file}
 	case SourceBigQuery:
-		c := b.bigquery(op, s)
+		c := op.bigquery(s)
 		if c.err != nil {
 			return metaSource{kind: kind, err: c.err, bq: c}
 		}
@@ -100,15 +102,18 @@ func (b *Backend) metadataSource(op *openProject) metaSource {
 }
 
 // bigquery returns the project's BigQuery connection, opening it (again)
-// when the settings changed. Failures are kept in the connection.
-func (b *Backend) bigquery(op *openProject, s lsp.Settings) *bqConn {
+// when the settings changed. Failures are kept in the connection. Callers
+// of one project share one connect (it holds op.bqMu); other projects do
+// not wait for it.
+func (op *openProject) bigquery(s settings.Settings) *bqConn {
+	b := op.b
 	key := bqKey{s.BigQueryEndpoint, s.BigQueryCredentials, op.p.Settings.DefaultProject, op.p.Settings.DefaultLocation}
-	b.bqMu.Lock()
-	defer b.bqMu.Unlock()
-	if c := b.bq[op.p.Root]; c != nil && c.key == key {
+	op.bqMu.Lock()
+	defer op.bqMu.Unlock()
+	if c := op.bq; c != nil && c.key == key {
 		return c
 	}
-	if old := b.bq[op.p.Root]; old != nil && old.b != nil {
+	if old := op.bq; old != nil && old.b != nil {
 		_ = old.b.Close()
 	}
 	ctx, cancel := context.WithTimeout(b.bgCtx, 30*time.Second)
@@ -135,22 +140,29 @@ func (b *Backend) bigquery(op *openProject, s lsp.Settings) *bqConn {
 		b.log.Info("BigQuery metadata source", "project", op.p.Root, "billing project", cb.Credentials.Project,
 			"endpoint", cb.Credentials.Endpoint, "cache", cb.Cache.Path())
 	}
-	if b.bq == nil {
-		b.bq = map[string]*bqConn{}
-	}
-	b.bq[op.p.Root] = c
+	op.bq = c
 	return c
 }
 
-// dropBigQuery closes a project's BigQuery connection.
-func (b *Backend) dropBigQuery(root string) {
-	b.bqMu.Lock()
-	c := b.bq[root]
-	delete(b.bq, root)
-	b.bqMu.Unlock()
+// dropBigQuery closes the project's BigQuery connection.
+func (op *openProject) dropBigQuery() {
+	op.bqMu.Lock()
+	c := op.bq
+	op.bq = nil
+	op.bqMu.Unlock()
 	if c != nil && c.b != nil {
 		_ = c.b.Close()
 	}
+}
+
+// connected is the project's BigQuery connection if one was opened (nil
+// otherwise); it never connects.
+func (op *openProject) connected() *bqConn {
+	if !op.bqMu.TryLock() {
+		return nil // connecting now: not connected yet
+	}
+	defer op.bqMu.Unlock()
+	return op.bq
 }
 
 // prefetch warms the BigQuery cache with the datasets graph references,
@@ -219,7 +231,7 @@ func datasetNames(ds []cache.Dataset) string {
 
 // connectionTrouble is a preview warning when calls failed because the
 // backend could not be reached or refused the credentials.
-func connectionTrouble(calls []lsp.AdapterCall) string {
+func connectionTrouble(calls []workspace.AdapterCall) string {
 	for _, c := range calls {
 		for _, code := range []adapters.Code{adapters.Unavailable, adapters.DeadlineExceeded, "UNAUTHENTICATED"} {
 			if strings.HasPrefix(c.Error, string(code)) {
@@ -233,7 +245,7 @@ func connectionTrouble(calls []lsp.AdapterCall) string {
 // missingTables is a Warning on each ref to a declared table the metadata
 // source says does not exist. It spends at most budget on metadata calls
 // (the BigQuery source answers from its cache once prefetched).
-func missingTables(ctx context.Context, root string, g *dataformpb.CompiledGraph, ms metaSource, read func(string) ([]byte, bool), budget time.Duration) []lsp.Diagnostic {
+func missingTables(ctx context.Context, root string, g *dataformpb.CompiledGraph, ms metaSource, read func(string) ([]byte, bool), budget time.Duration) []workspace.Diagnostic {
 	if ms.adapter == nil || len(g.GetDeclarations()) == 0 {
 		return nil
 	}
@@ -271,7 +283,7 @@ func missingTables(ctx context.Context, root string, g *dataformpb.CompiledGraph
 	for _, a := range g.GetAssertions() {
 		users = append(users, fileDep{a.GetFileName(), a.GetDependencyTargets()})
 	}
-	var out []lsp.Diagnostic
+	var out []workspace.Diagnostic
 	seen := map[string]bool{}
 	for _, u := range users {
 		if u.file == "" {
@@ -298,19 +310,19 @@ func missingTables(ctx context.Context, root string, g *dataformpb.CompiledGraph
 					seen[k] = true
 					placed = true
 					sl, el := m.LineOf(r.Span.Start), m.LineOf(r.Span.End)
-					out = append(out, lsp.Diagnostic{
+					out = append(out, workspace.Diagnostic{
 						Path: filepath.Join(root, filepath.FromSlash(u.file)),
 						Line: sl, Col: r.Span.Start - m.OffsetBytes(sl, 0),
 						EndLine: el, EndCol: r.Span.End - m.OffsetBytes(el, 0),
-						Severity: lsp.SeverityWarning, Message: msg, Source: "dfd", Code: "missing-table",
+						Severity: workspace.SeverityWarning, Message: msg, Source: "dfd", Code: "missing-table",
 					})
 				}
 			}
 			if !placed && !seen[u.file+msg] {
 				seen[u.file+msg] = true
-				out = append(out, lsp.Diagnostic{
+				out = append(out, workspace.Diagnostic{
 					Path: filepath.Join(root, filepath.FromSlash(u.file)), EndLine: -1,
-					Severity: lsp.SeverityWarning, Message: msg, Source: "dfd", Code: "missing-table",
+					Severity: workspace.SeverityWarning, Message: msg, Source: "dfd", Code: "missing-table",
 				})
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/adapters/connect"
 	"github.com/dfdtools/dfd/jit"
-	"github.com/dfdtools/dfd/lsp"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // poolStatser is implemented by runners on a worker pool (NewPooled):
@@ -20,68 +20,54 @@ type poolStatser interface {
 	poolStats() jit.PoolStats
 }
 
-var (
-	_ lsp.StatusBackend     = (*Backend)(nil)
-	_ lsp.MetadataRefresher = (*Backend)(nil)
-)
-
-// ProjectStatus implements lsp.StatusBackend: the project's workers (for
-// pooled runners) and the state of its metadata source. It does not
-// reach BigQuery.
-func (b *Backend) ProjectStatus(ctx context.Context, root string) lsp.ProjectStatus {
-	var out lsp.ProjectStatus
-	b.mu.Lock()
-	op := b.projects[root]
-	b.mu.Unlock()
-	if op != nil {
-		if ps, ok := op.runner.(poolStatser); ok {
-			st := ps.poolStats()
-			out.Workers = &lsp.WorkerStatus{Ready: st.Idle, Busy: st.Busy, Total: st.Live}
-		}
+// Status implements workspace.StatusReporter: the project's workers (for
+// pooled runners) and the state of its metadata source. It does not reach
+// BigQuery.
+func (op *openProject) Status(ctx context.Context) workspace.ProjectStatus {
+	var out workspace.ProjectStatus
+	if ps, ok := op.runner.(poolStatser); ok {
+		st := ps.poolStats()
+		out.Workers = &workspace.WorkerStatus{Ready: st.Idle, Busy: st.Busy, Total: st.Live}
 	}
-	out.Metadata = b.metadataStatus(root, op)
+	out.Metadata = op.metadataStatus()
 	return out
 }
 
-func (b *Backend) metadataStatus(root string, op *openProject) *lsp.MetadataStatus {
+func (op *openProject) metadataStatus() *workspace.MetadataStatus {
+	b := op.b
+	root := op.p.Root
 	s := b.currentSettings()
 	kind := sourceKind(s)
-	st := &lsp.MetadataStatus{Source: kind}
+	st := &workspace.MetadataStatus{Source: kind}
 	switch kind {
 	case SourceNone:
-		st.State, st.Detail = lsp.MetadataNone, "no metadata source (dfd.metadata.source)"
+		st.State, st.Detail = workspace.MetadataNone, "no metadata source (dfd.metadata.source)"
 	case SourceSnapshot:
 		if s.MetadataSnapshot == "" {
-			st.State, st.Detail = lsp.MetadataError, `dfd.metadata.source is "snapshot" but dfd.metadata.snapshot is not set`
+			st.State, st.Detail = workspace.MetadataError, `dfd.metadata.source is "snapshot" but dfd.metadata.snapshot is not set`
 			return st
 		}
 		file := resolveSnapshotPath(s.MetadataSnapshot, root)
-		defaultDB := ""
-		if op != nil {
-			defaultDB = op.p.Settings.DefaultProject
-		}
-		e, err := b.meta.entry(file, defaultDB)
+		e, err := b.meta.entry(file, op.p.Settings.DefaultProject)
 		switch {
 		case err != nil:
-			st.State, st.Detail = lsp.MetadataError, err.Error()
+			st.State, st.Detail = workspace.MetadataError, err.Error()
 		case e.err != nil:
-			st.State, st.Detail = lsp.MetadataError, e.err.Error()
+			st.State, st.Detail = workspace.MetadataError, e.err.Error()
 		default:
-			st.State = lsp.MetadataOffline
+			st.State = workspace.MetadataOffline
 			st.Detail = fmt.Sprintf("snapshot %s, %d tables, saved %s (%s ago)", file, e.tables,
 				e.modTime.Format("2006-01-02 15:04:05"), roundAge(time.Since(e.modTime)))
 		}
 	case SourceBigQuery:
-		b.bqMu.Lock()
-		c := b.bq[root]
-		b.bqMu.Unlock()
+		c := op.connected()
 		if c == nil {
-			st.State, st.Detail = lsp.MetadataOffline, "BigQuery: not connected yet"
+			st.State, st.Detail = workspace.MetadataOffline, "BigQuery: not connected yet"
 			return st
 		}
 		c.status(st)
 	default:
-		st.State, st.Detail = lsp.MetadataError, fmt.Sprintf("dfd.metadata.source %q is not one of snapshot, bigquery, none", s.MetadataSource)
+		st.State, st.Detail = workspace.MetadataError, fmt.Sprintf("dfd.metadata.source %q is not one of snapshot, bigquery, none", s.MetadataSource)
 	}
 	return st
 }
@@ -90,9 +76,9 @@ func (b *Backend) metadataStatus(root string, op *openProject) *lsp.MetadataStat
 // BigQuery refused the credentials), stale (the last fetch found BigQuery
 // unreachable, or the cache served stale entries since the last success)
 // or online.
-func (c *bqConn) status(st *lsp.MetadataStatus) {
+func (c *bqConn) status(st *workspace.MetadataStatus) {
 	if c.err != nil {
-		st.State, st.Detail = lsp.MetadataError, c.err.Error()
+		st.State, st.Detail = workspace.MetadataError, c.err.Error()
 		return
 	}
 	desc := "BigQuery project " + c.b.Credentials.Project
@@ -109,15 +95,15 @@ func (c *bqConn) status(st *lsp.MetadataStatus) {
 	}
 	switch {
 	case lastErr != nil && unreachable(lastErr):
-		st.State, st.Detail = lsp.MetadataStale, desc+": BigQuery could not be reached ("+firstLine(lastErr.Error())+"); serving cached metadata ("+cached+")"
+		st.State, st.Detail = workspace.MetadataStale, desc+": BigQuery could not be reached ("+firstLine(lastErr.Error())+"); serving cached metadata ("+cached+")"
 	case lastErr != nil && credentialsRefused(lastErr):
-		st.State, st.Detail = lsp.MetadataError, desc+": "+firstLine(lastErr.Error())
+		st.State, st.Detail = workspace.MetadataError, desc+": "+firstLine(lastErr.Error())
 	case stats.Stale > staleBase:
-		st.State, st.Detail = lsp.MetadataStale, fmt.Sprintf("%s: %d stale answers since the last successful fetch (%s)", desc, stats.Stale-staleBase, cached)
+		st.State, st.Detail = workspace.MetadataStale, fmt.Sprintf("%s: %d stale answers since the last successful fetch (%s)", desc, stats.Stale-staleBase, cached)
 	case lastErr != nil:
-		st.State, st.Detail = lsp.MetadataOnline, desc+"; the last fetch failed: "+firstLine(lastErr.Error())+" ("+cached+")"
+		st.State, st.Detail = workspace.MetadataOnline, desc+"; the last fetch failed: "+firstLine(lastErr.Error())+" ("+cached+")"
 	default:
-		st.State, st.Detail = lsp.MetadataOnline, desc+" ("+cached+")"
+		st.State, st.Detail = workspace.MetadataOnline, desc+" ("+cached+")"
 	}
 }
 
@@ -140,7 +126,7 @@ func (c *bqConn) noteFetch(err error) {
 
 // noteCalls records what a preview's database calls say about the
 // connection: a call that BigQuery could not answer, or one it answered.
-func (c *bqConn) noteCalls(calls []lsp.AdapterCall) {
+func (c *bqConn) noteCalls(calls []workspace.AdapterCall) {
 	if c == nil || c.b == nil {
 		return
 	}
@@ -217,20 +203,17 @@ func firstLine(s string) string {
 	return s
 }
 
-// RefreshMetadata implements lsp.MetadataRefresher. A snapshot is read
+// RefreshMetadata implements workspace.MetadataRefresher. A snapshot is read
 // again (Refreshed: its tables). With BigQuery, the cache entries of the
 // datasets the project's graph references are fetched again (listings,
 // even when not cached yet; without a graph, everything cached of the
 // default project), and a connection that failed is opened again
 // (credentials may have been fixed).
-func (b *Backend) RefreshMetadata(ctx context.Context, req lsp.RefreshRequest) (lsp.RefreshResult, error) {
+func (op *openProject) RefreshMetadata(ctx context.Context, graph any) (workspace.RefreshResult, error) {
+	b := op.b
 	s := b.currentSettings()
 	kind := sourceKind(s)
-	res := lsp.RefreshResult{Source: kind}
-	op, err := b.project(req.Root)
-	if err != nil {
-		return res, err
-	}
+	res := workspace.RefreshResult{Source: kind}
 	switch kind {
 	case SourceNone:
 		return res, nil
@@ -250,17 +233,17 @@ func (b *Backend) RefreshMetadata(ctx context.Context, req lsp.RefreshRequest) (
 		res.Refreshed = e.tables
 		return res, nil
 	case SourceBigQuery:
-		c := b.bigquery(op, s)
+		c := op.bigquery(s)
 		if c.err != nil {
-			b.dropBigQuery(op.p.Root)
-			if c = b.bigquery(op, s); c.err != nil {
+			op.dropBigQuery()
+			if c = op.bigquery(s); c.err != nil {
 				return res, c.err
 			}
 		}
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		var ds []cache.Dataset
-		if h, ok := req.Graph.(*graphHandle); ok && h != nil {
+		if h, ok := graph.(*graphHandle); ok && h != nil {
 			ds = connect.GraphDatasets(h.graph, c.b.Credentials.DefaultDatabase)
 		}
 		var errs []error

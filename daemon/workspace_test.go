@@ -17,7 +17,7 @@ import (
 // A file renamed in a terminal: its diagnostics move with it, the graph
 // follows.
 func TestRenameOutsideEditor(t *testing.T) {
-	ws := workspace(t, "shop.txtar")
+	ws := txtarWorkspace(t, "shop.txtar")
 	s := startServer(t, serverConfig{})
 	s.init(t, ws)
 	s.awaitPreviewChanged(t, 0, "/shop")
@@ -69,7 +69,7 @@ func TestRenameOutsideEditor(t *testing.T) {
 // A file deleted on disk while open keeps compiling from its buffer; once
 // closed it is gone, and whoever depended on it gets an error.
 func TestFileDeletedWhileOpen(t *testing.T) {
-	ws := workspace(t, "shop.txtar")
+	ws := txtarWorkspace(t, "shop.txtar")
 	s := startServer(t, serverConfig{})
 	s.init(t, ws)
 	orders := filepath.Join(ws, "shop", "definitions", "orders.sqlx")
@@ -113,7 +113,7 @@ func TestFileDeletedWhileOpen(t *testing.T) {
 // Several projects in one workspace (side by side and nested) stay
 // separate: compiles, references, diagnostics, symbols.
 func TestTwoProjects(t *testing.T) {
-	ws := workspace(t, "monorepo.txtar")
+	ws := txtarWorkspace(t, "monorepo.txtar")
 	s := startServer(t, serverConfig{})
 	s.init(t, ws)
 	for _, p := range []string{"/analytics", "/marketing", "/experiments"} {

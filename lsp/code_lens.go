@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/dfdtools/dfd/workspace"
 	"go.lsp.dev/protocol"
 )
 
@@ -26,7 +27,7 @@ func (s *Server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) 
 	if f.snap == nil {
 		return out, nil
 	}
-	actions := append([]*Action(nil), f.snap.ActionsIn(f.rel)...)
+	actions := append([]*workspace.Action(nil), f.snap.ActionsIn(f.rel)...)
 	sort.SliceStable(actions, func(i, j int) bool { return actions[i].Target.String() < actions[j].Target.String() })
 	for _, a := range actions {
 		sel, _ := definitionSpan(f.path, f.text, a)

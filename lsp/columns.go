@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // Column completion in the SQL of a .sqlx file: after "alias." the
@@ -35,7 +36,7 @@ var sqlKeywords = map[string]bool{
 
 // refTable is a table the file refs, with the names it goes by.
 type refTable struct {
-	action *Action
+	action *workspace.Action
 	names  []string // alias, and the table name
 }
 
@@ -129,9 +130,9 @@ func (s *Server) fileTables(f *fileCtx) []refTable {
 
 // columnsOf merges the project's columns of an action with the metadata
 // source's.
-func (s *Server) columnsOf(ctx context.Context, f *fileCtx, a *Action) []Column {
-	cols := append([]Column(nil), a.Columns...)
-	if info, ok := s.backend.TableMetadata(ctx, f.p.root, a.Target); ok {
+func (s *Server) columnsOf(ctx context.Context, f *fileCtx, a *workspace.Action) []workspace.Column {
+	cols := append([]workspace.Column(nil), a.Columns...)
+	if info, ok := f.snap.TableMetadata(ctx, a.Target); ok {
 		have := map[string]int{}
 		for i, c := range cols {
 			have[c.Name] = i

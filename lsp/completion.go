@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // Completion implements protocol.Server: action names inside ref( and
@@ -51,7 +52,7 @@ func (s *Server) completeActionNames(f *fileCtx, c source.Completion) []protocol
 	if f.snap == nil {
 		return nil
 	}
-	own := map[*Action]bool{}
+	own := map[*workspace.Action]bool{}
 	for _, a := range f.snap.ActionsIn(f.rel) {
 		own[a] = true
 	}
@@ -59,7 +60,7 @@ func (s *Server) completeActionNames(f *fileCtx, c source.Completion) []protocol
 	var items []protocol.CompletionItem
 	for _, a := range f.snap.Actions() {
 		name := a.Target.Name
-		if seen[name] || own[a] || a.Kind == KindTest {
+		if seen[name] || own[a] || a.Kind == workspace.KindTest {
 			continue
 		}
 		seen[name] = true
@@ -134,7 +135,7 @@ func (s *Server) completeIncludeMembers(f *fileCtx, off int) []protocol.Completi
 	if m == nil {
 		return nil
 	}
-	file, ok := s.includeModules(f.p.root)[m[1]]
+	file, ok := s.includeModules(f.p.Root())[m[1]]
 	if !ok {
 		return nil
 	}

@@ -3,13 +3,12 @@ package lsp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"sync"
 	"time"
 
+	"github.com/dfdtools/dfd/workspace"
 	"github.com/go-json-experiment/json/jsontext"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/uri"
@@ -92,13 +91,13 @@ type PreviewResult struct {
 
 // PreviewAction is one action of a dfd/preview result.
 type PreviewAction struct {
-	*Action
+	*workspace.Action
 	JitPreview *JitPreview `json:"jitPreview,omitempty"`
 }
 
 // JitPreview is the outcome of running an action's JiT code.
 type JitPreview struct {
-	*JitResult
+	*workspace.JitResult
 	ElapsedMs float64 `json:"elapsedMs"`
 	Error     string  `json:"error,omitempty"`
 }
@@ -112,23 +111,23 @@ func (s *Server) preview(ctx context.Context, raw []byte) (*PreviewResult, error
 	if path == "" {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "dfd/preview: textDocument.uri must be a file: URI")
 	}
-	p := s.projectFor(path)
+	p := s.ws.ProjectFor(path)
 	if p == nil {
 		return nil, fmt.Errorf("dfd/preview: %s is not in a Dataform project (no workflow_settings.yaml or dataform.json above it)", path)
 	}
-	rel, _ := relSlash(p.root, path)
-	p.flushDeferred() // dfd.compileAsYouType false: compile the edits now
+	rel, _ := relSlash(p.Root(), path)
+	p.FlushDeferred() // dfd.compileAsYouType false: compile the edits now
 	// The preview must reflect every edit received before it: note the
 	// version now, then let later messages through while we wait.
-	min := p.currentVersion()
+	min := p.Version()
 	Release(ctx)
-	snap, err := p.await(ctx, min)
+	snap, err := p.Await(ctx, min)
 	if err != nil {
 		return nil, err
 	}
 	res := &PreviewResult{
 		URI:         params.TextDocument.URI,
-		Project:     uri.File(p.root),
+		Project:     uri.File(p.Root()),
 		Version:     snap.Version,
 		CoreVersion: snap.Info.CoreVersion,
 		CompileMs:   ms(snap.Elapsed),
@@ -162,38 +161,16 @@ func (s *Server) preview(ctx context.Context, raw []byte) (*PreviewResult, error
 }
 
 // jitPreview runs (once per snapshot) an action's JiT code. The run is not
-// tied to the request: its result is cached for the next request, and the
-// backend bounds it with its own deadline.
-func (s *Server) jitPreview(ctx context.Context, snap *Snapshot, a *Action) *JitPreview {
-	e, created := snap.jitEntry(a.Target)
-	if created {
-		s.goBackground(func(bctx context.Context) {
-			defer close(e.done)
-			start := time.Now()
-			e.err = s.recovered("JiT preview", func() error {
-				var err error
-				e.res, err = s.backend.JitPreview(bctx, JitRequest{Root: snap.Root, Graph: snap.Result.Graph, Target: a.Target})
-				return err
-			})
-			if e.res != nil && e.res.Elapsed == 0 {
-				e.res.Elapsed = time.Since(start)
-			}
-			if e.err != nil && (errors.Is(e.err, context.Canceled) || bctx.Err() != nil) {
-				snap.forgetJit(a.Target, e)
-			}
-		})
+// tied to the request: its result is kept in the snapshot for the next
+// request, and the backend bounds it with its own deadline.
+func (s *Server) jitPreview(ctx context.Context, snap *workspace.Snapshot, a *workspace.Action) *JitPreview {
+	res, err := snap.JitPreview(ctx, a.Target)
+	out := &JitPreview{JitResult: res}
+	if res != nil {
+		out.ElapsedMs = ms(res.Elapsed)
 	}
-	select {
-	case <-e.done:
-	case <-ctx.Done():
-		return &JitPreview{Error: ctx.Err().Error()}
-	}
-	out := &JitPreview{JitResult: e.res}
-	if e.res != nil {
-		out.ElapsedMs = ms(e.res.Elapsed)
-	}
-	if e.err != nil {
-		out.Error = e.err.Error()
+	if err != nil {
+		out.Error = err.Error()
 	}
 	return out
 }
@@ -203,21 +180,17 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // notifyPreviewChanged tells clients that a project's previews may have
 // changed (after every compile and settings change), listing the files
 // that define actions.
-func (s *Server) notifyPreviewChanged(p *projectState, snap *Snapshot) {
+func (s *Server) notifyPreviewChanged(snap *workspace.Snapshot) {
 	if s.lifecycle() != stateInitialized {
 		return
 	}
-	files := make([]string, 0, len(snap.byFile))
-	for f := range snap.byFile {
-		files = append(files, f)
-	}
-	sort.Strings(files)
+	files := snap.Files()
 	uris := make([]uri.URI, len(files))
 	for i, f := range files {
-		uris[i] = s.uriFor(canonicalPath(filepath.Join(p.root, filepath.FromSlash(f))))
+		uris[i] = s.uriFor(canonicalPath(filepath.Join(snap.Root, filepath.FromSlash(f))))
 	}
 	s.notify(MethodPreviewChanged, json.RawMessage(mustJSON(PreviewChangedParams{
-		Project: uri.File(p.root), Version: snap.Version, URIs: uris, Error: errString(snap.Err),
+		Project: uri.File(snap.Root), Version: snap.Version, URIs: uris, Error: errString(snap.Err),
 	})))
 }
 
@@ -261,14 +234,14 @@ type GraphProject struct {
 
 // GraphAction is an action of dfd/graph.
 type GraphAction struct {
-	Target       Target   `json:"target"`
-	Name         string   `json:"name"` // Target as database.schema.name
-	Type         string   `json:"type"`
-	URI          uri.URI  `json:"uri"`
-	Tags         []string `json:"tags"`
-	Dependencies []string `json:"dependencies"`
-	Jit          bool     `json:"jit,omitempty"`
-	Disabled     bool     `json:"disabled,omitempty"`
+	Target       workspace.Target `json:"target"`
+	Name         string           `json:"name"` // Target as database.schema.name
+	Type         string           `json:"type"`
+	URI          uri.URI          `json:"uri"`
+	Tags         []string         `json:"tags"`
+	Dependencies []string         `json:"dependencies"`
+	Jit          bool             `json:"jit,omitempty"`
+	Disabled     bool             `json:"disabled,omitempty"`
 }
 
 // GraphEdge is a dependency.
@@ -282,33 +255,33 @@ func (s *Server) graph(ctx context.Context, raw []byte) (*GraphResult, error) {
 	if err := decodeParams(raw, &params); err != nil {
 		return nil, err
 	}
-	var projects []*projectState
+	var projects []*workspace.Project
 	if params.URI != "" {
 		p := s.projectByURI(params.URI)
 		if p == nil {
 			return nil, fmt.Errorf("dfd/graph: %s is not in a Dataform project", params.URI)
 		}
-		projects = []*projectState{p}
+		projects = []*workspace.Project{p}
 	} else {
-		projects = s.projects.all()
+		projects = s.ws.Projects()
 	}
 	mins := make([]int64, len(projects))
 	for i, p := range projects {
-		p.flushDeferred()
-		mins[i] = p.currentVersion()
+		p.FlushDeferred()
+		mins[i] = p.Version()
 	}
 	Release(ctx)
 	res := &GraphResult{Projects: []GraphProject{}}
 	for i, p := range projects {
-		snap, err := p.await(ctx, mins[i])
+		snap, err := p.Await(ctx, mins[i])
 		if err != nil {
 			return nil, err
 		}
-		gp := GraphProject{Root: uri.File(p.root), Version: snap.Version, CoreVersion: snap.Info.CoreVersion,
+		gp := GraphProject{Root: uri.File(p.Root()), Version: snap.Version, CoreVersion: snap.Info.CoreVersion,
 			Error: errString(snap.Err), Actions: []GraphAction{}, Edges: []GraphEdge{}}
 		for _, a := range snap.Actions() {
 			ga := GraphAction{Target: a.Target, Name: a.Target.String(), Type: a.Kind, Tags: nonNil(a.Tags),
-				URI: s.uriFor(canonicalPath(filepath.Join(p.root, filepath.FromSlash(a.File)))), Jit: a.Jit, Disabled: a.Disabled,
+				URI: s.uriFor(canonicalPath(filepath.Join(p.Root(), filepath.FromSlash(a.File)))), Jit: a.Jit, Disabled: a.Disabled,
 				Dependencies: []string{}}
 			for _, d := range a.Dependencies {
 				ga.Dependencies = append(ga.Dependencies, d.String())
@@ -330,18 +303,18 @@ func nonNil(s []string) []string {
 
 // projectByURI is the project of a root, a folder inside a project or a
 // file (nil when there is none).
-func (s *Server) projectByURI(u uri.URI) *projectState {
+func (s *Server) projectByURI(u uri.URI) *workspace.Project {
 	path := canonicalPath(uriPath(u))
 	if path == "" {
 		return nil
 	}
-	if p := s.projects.get(path); p != nil {
+	if p := s.ws.Project(path); p != nil {
 		return p
 	}
-	if p := s.projectFor(filepath.Join(path, "x")); p != nil { // a folder, or
+	if p := s.ws.ProjectFor(filepath.Join(path, "x")); p != nil { // a folder, or
 		return p
 	}
-	return s.projectFor(path)
+	return s.ws.ProjectFor(path)
 }
 
 // StatusResult is the result of dfd/status.
@@ -364,27 +337,28 @@ type StatusProject struct {
 	// DeferredEdits: edits wait for a save or a dfd/preview
 	// (dfd.compileAsYouType false).
 	DeferredEdits bool `json:"deferredEdits,omitempty"`
-	// Workers and Metadata come from backends implementing StatusBackend.
-	Workers  *WorkerStatus   `json:"workers,omitempty"`
-	Metadata *MetadataStatus `json:"metadata,omitempty"`
+	// Workers and Metadata come from project backends implementing
+	// workspace.StatusReporter.
+	Workers  *workspace.WorkerStatus   `json:"workers,omitempty"`
+	Metadata *workspace.MetadataStatus `json:"metadata,omitempty"`
 }
 
 func (s *Server) status(ctx context.Context) (*StatusResult, error) {
-	res := &StatusResult{ServerVersion: s.opts.Version, Projects: []StatusProject{}, InvariantViolations: s.invariantViolations.Load()}
-	sb, _ := s.backend.(StatusBackend)
-	for _, p := range s.projects.all() {
-		sp := StatusProject{Root: uri.File(p.root), Version: p.currentVersion(), Compiled: -1, DeferredEdits: p.hasDeferred()}
-		if snap := p.latest(); snap != nil {
+	res := &StatusResult{ServerVersion: s.opts.Version, Projects: []StatusProject{}, InvariantViolations: s.invariants()}
+	for _, p := range s.ws.Projects() {
+		sp := StatusProject{Root: uri.File(p.Root()), Version: p.Version(), Compiled: -1, DeferredEdits: p.HasDeferred()}
+		snap := p.Latest()
+		if snap != nil {
 			sp.Compiled = snap.Version
 			sp.CoreVersion = snap.Info.CoreVersion
 			sp.Actions = len(snap.Actions())
 			sp.CompileMs = ms(snap.Elapsed)
 			sp.Error = errString(snap.Err)
 		}
-		if sb != nil {
-			var ps ProjectStatus
+		if sr, ok := snap.Backend().(workspace.StatusReporter); ok {
+			var ps workspace.ProjectStatus
 			_ = s.recovered("project status", func() error {
-				ps = sb.ProjectStatus(ctx, p.root)
+				ps = sr.Status(ctx)
 				return nil
 			})
 			sp.Workers, sp.Metadata = ps.Workers, ps.Metadata

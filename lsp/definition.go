@@ -34,7 +34,7 @@ func (s *Server) definitionAt(f *fileCtx, off int) []protocol.Location {
 	}
 	for _, rq := range source.FindRequires(f.text) {
 		if rq.Span.Contains(off) {
-			if target, ok := resolveRequire(f.p.root, f.path, rq.Path.Value); ok {
+			if target, ok := resolveRequire(f.p.Root(), f.path, rq.Path.Value); ok {
 				return []protocol.Location{{URI: s.uriFor(target)}}
 			}
 			return nil
@@ -46,7 +46,7 @@ func (s *Server) definitionAt(f *fileCtx, off int) []protocol.Location {
 		}
 	}
 	if path, idx, _ := source.WordAt(f.text, off); len(path) > 0 {
-		mods := s.includeModules(f.p.root)
+		mods := s.includeModules(f.p.Root())
 		file, ok := mods[path[0]]
 		if !ok {
 			return nil
@@ -72,7 +72,7 @@ func (s *Server) actionLocations(f *fileCtx, database, schema, name string) []pr
 	}
 	var out []protocol.Location
 	for _, a := range f.snap.Lookup(database, schema, name) {
-		out = append(out, s.actionLocation(f.p.root, a))
+		out = append(out, s.actionLocation(f.p.Root(), a))
 	}
 	return out
 }

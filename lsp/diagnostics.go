@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // diagnosticsState is what was published, so that a file's diagnostics
@@ -28,8 +29,10 @@ func (d *diagnosticsState) init() {
 }
 
 // setDiagnostics replaces one project's diagnostics (nil: clears them) and
-// publishes the files whose diagnostics changed.
-func (s *Server) setDiagnostics(root string, byPath map[string][]protocol.Diagnostic) {
+// publishes the files whose diagnostics changed. versions are the document
+// versions the diagnostics are about (files open when they were computed),
+// sent with them so that a client can drop diagnostics of older text.
+func (s *Server) setDiagnostics(root string, byPath map[string][]protocol.Diagnostic, versions map[string]int32) {
 	d := &s.diags
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -77,32 +80,39 @@ func (s *Server) setDiagnostics(root string, byPath map[string][]protocol.Diagno
 		} else {
 			d.published[p] = key
 		}
-		s.notify(protocol.MethodTextDocumentPublishDiagnostics, &protocol.PublishDiagnosticsParams{URI: s.uriFor(p), Diagnostics: merged})
+		params := &protocol.PublishDiagnosticsParams{URI: s.uriFor(p), Diagnostics: merged}
+		if v, ok := versions[p]; ok {
+			params.Version = protocol.NewOptional(v)
+		}
+		s.notify(protocol.MethodTextDocumentPublishDiagnostics, params)
 	}
 }
 
 // uriFor is the URI to use for path: the one the client opened it with,
 // else a file URI.
 func (s *Server) uriFor(path string) uri.URI {
-	if d := s.docs.get(path); d != nil {
-		return d.uri
+	if d := s.ws.Document(path); d != nil {
+		return uri.URI(d.URI)
 	}
 	return uri.File(path)
 }
 
 // convertDiagnostics turns backend diagnostics (UTF-8 byte columns) into
 // LSP diagnostics (UTF-16) against the text that was compiled: the open
-// buffer of that compile, else the file on disk.
-func (s *Server) convertDiagnostics(snap *Snapshot, ds []Diagnostic) map[string][]protocol.Diagnostic {
+// buffer of that compile, else the file on disk. versions are the
+// versions of the open buffers they are about.
+func (s *Server) convertDiagnostics(snap *workspace.Snapshot, ds []workspace.Diagnostic) (map[string][]protocol.Diagnostic, map[string]int32) {
 	out := map[string][]protocol.Diagnostic{}
+	versions := map[string]int32{}
 	mappers := map[string]*source.Mapper{}
 	mapperFor := func(path string) *source.Mapper {
 		if m, ok := mappers[path]; ok {
 			return m
 		}
 		var m *source.Mapper
-		if rel, ok := relSlash(snap.Root, path); ok && snap.Docs[rel] != nil {
-			m = snap.Docs[rel].lines()
+		if rel, ok := workspace.RelSlash(snap.Root, path); ok && snap.Docs[rel] != nil {
+			m = snap.Docs[rel].Lines()
+			versions[path] = snap.Docs[rel].Version
 		} else if b, err := os.ReadFile(path); err == nil {
 			m = source.NewMapper(b)
 		}
@@ -114,9 +124,9 @@ func (s *Server) convertDiagnostics(snap *Snapshot, ds []Diagnostic) map[string]
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(snap.Root, filepath.FromSlash(path))
 		}
-		path = canonicalPath(path)
+		path = workspace.CanonicalPath(path)
 		pd := protocol.Diagnostic{
-			Severity: protocol.DiagnosticSeverity(max(d.Severity, SeverityError)),
+			Severity: protocol.DiagnosticSeverity(max(d.Severity, workspace.SeverityError)),
 			Message:  protocol.String(d.Message),
 			Source:   protocol.NewOptional(orDefault(d.Source, "dataform")),
 		}
@@ -143,7 +153,7 @@ func (s *Server) convertDiagnostics(snap *Snapshot, ds []Diagnostic) map[string]
 		}
 		if d.RelatedPath != "" {
 			pd.RelatedInformation = []protocol.DiagnosticRelatedInformation{{
-				Location: protocol.Location{URI: s.uriFor(canonicalPath(d.RelatedPath)), Range: protocol.Range{
+				Location: protocol.Location{URI: s.uriFor(workspace.CanonicalPath(d.RelatedPath)), Range: protocol.Range{
 					Start: protocol.Position{Line: uint32(max(d.RelatedLine, 0))},
 					End:   protocol.Position{Line: uint32(max(d.RelatedLine, 0))},
 				}},
@@ -162,7 +172,7 @@ func (s *Server) convertDiagnostics(snap *Snapshot, ds []Diagnostic) map[string]
 		})
 		out[p] = list
 	}
-	return out
+	return out, versions
 }
 
 func orDefault(s, def string) string {

@@ -4,82 +4,18 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
-	"sync"
 
 	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
 
 	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/workspace"
 )
 
-// document is an open editor buffer. Values are immutable: an edit makes a
-// new document, so a handler holding one reads a consistent text.
-type document struct {
-	uri     uri.URI
-	path    string // absolute, cleaned
-	version int32
-	text    []byte
-
-	mapOnce sync.Once
-	mapper  *source.Mapper
-}
-
-func (d *document) lines() *source.Mapper {
-	d.mapOnce.Do(func() { d.mapper = source.NewMapper(d.text) })
-	return d.mapper
-}
-
-// documents are the open buffers, by path.
-type documents struct {
-	mu sync.Mutex // guards m
-	m  map[string]*document
-}
-
-func (ds *documents) init() { ds.m = map[string]*document{} }
-
-func (ds *documents) get(path string) *document {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	return ds.m[path]
-}
-
-func (ds *documents) set(d *document) {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	ds.m[d.path] = d
-}
-
-func (ds *documents) remove(path string) *document {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	d := ds.m[path]
-	delete(ds.m, path)
-	return d
-}
-
-// under returns the open documents below dir, by root-relative slash path.
-func (ds *documents) under(dir string) map[string]*document {
-	ds.mu.Lock()
-	defer ds.mu.Unlock()
-	out := map[string]*document{}
-	for p, d := range ds.m {
-		if rel, ok := relSlash(dir, p); ok {
-			out[rel] = d
-		}
-	}
-	return out
-}
-
 // relSlash is path relative to dir with slashes, if path is inside dir.
-func relSlash(dir, path string) (string, bool) {
-	rel, err := filepath.Rel(dir, path)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
-}
+func relSlash(dir, path string) (string, bool) { return workspace.RelSlash(dir, path) }
+
+// canonicalPath resolves symbolic links in the directories of path.
+func canonicalPath(path string) string { return workspace.CanonicalPath(path) }
 
 // applyChanges applies LSP content changes to text. Ranges are in UTF-16
 // and are clamped to the document (clients racing with edits send
@@ -110,18 +46,13 @@ func applyChanges(text []byte, changes []protocol.TextDocumentContentChangeEvent
 }
 
 // readFile is the editor's view of a file: its open buffer, else the disk.
-func (s *Server) readFile(path string) ([]byte, error) {
-	if d := s.docs.get(path); d != nil {
-		return d.text, nil
-	}
-	return os.ReadFile(path)
-}
+func (s *Server) readFile(path string) ([]byte, error) { return s.ws.ReadFile(path) }
 
 // mapperFor is a position mapper of the editor's view of path (nil when
 // the file cannot be read).
 func (s *Server) mapperFor(path string) *source.Mapper {
-	if d := s.docs.get(path); d != nil {
-		return d.lines()
+	if d := s.ws.Document(path); d != nil {
+		return d.Lines()
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

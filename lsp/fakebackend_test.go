@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/lsp"
+	"github.com/dfdtools/dfd/settings"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // fakeBackend compiles nothing: every .sqlx file of the project (on disk
@@ -30,14 +32,23 @@ type fakeBackend struct {
 	cancelled     int // compiles that ended because their context did
 }
 
-func (b *fakeBackend) OpenProject(ctx context.Context, root string, progress func(string)) (lsp.ProjectInfo, error) {
+func (b *fakeBackend) OpenProject(ctx context.Context, root string, progress func(string)) (workspace.ProjectBackend, workspace.ProjectInfo, error) {
 	progress("opening " + filepath.Base(root))
-	return lsp.ProjectInfo{CoreVersion: "0.0.0-fake"}, nil
+	return &fakeProjectBackend{b: b, root: root}, workspace.ProjectInfo{CoreVersion: "0.0.0-fake"}, nil
 }
 
-func (b *fakeBackend) CloseProject(string) {}
+// fakeProjectBackend is an opened project of a fakeBackend.
+type fakeProjectBackend struct {
+	b    *fakeBackend
+	root string
+}
 
-func (b *fakeBackend) Compile(ctx context.Context, req lsp.CompileRequest) (*lsp.CompileResult, error) {
+func (pb *fakeProjectBackend) Close() error { return nil }
+
+func (pb *fakeProjectBackend) Check(context.Context, workspace.CheckRequest) []workspace.Diagnostic { return nil }
+
+func (pb *fakeProjectBackend) Compile(ctx context.Context, req workspace.CompileRequest) (*workspace.CompileResult, error) {
+	b, root := pb.b, pb.root
 	b.mu.Lock()
 	b.compiles++
 	b.lastOverlays = req.Overlays
@@ -62,11 +73,11 @@ func (b *fakeBackend) Compile(ctx context.Context, req lsp.CompileRequest) (*lsp
 			return nil, ctx.Err()
 		}
 	}
-	res := &lsp.CompileResult{CoreVersion: "0.0.0-fake", Graph: "fake"}
+	res := &workspace.CompileResult{CoreVersion: "0.0.0-fake", Graph: "fake"}
 	files := map[string][]byte{}
-	_ = filepath.WalkDir(filepath.Join(req.Root, "definitions"), func(p string, d os.DirEntry, err error) error {
+	_ = filepath.WalkDir(filepath.Join(root, "definitions"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".sqlx") {
-			rel, _ := filepath.Rel(req.Root, p)
+			rel, _ := filepath.Rel(root, p)
 			b, _ := os.ReadFile(p)
 			files[filepath.ToSlash(rel)] = b
 		}
@@ -79,25 +90,26 @@ func (b *fakeBackend) Compile(ctx context.Context, req lsp.CompileRequest) (*lsp
 	}
 	for name, text := range files {
 		base := strings.TrimSuffix(filepath.Base(name), ".sqlx")
-		res.Actions = append(res.Actions, &lsp.Action{
-			Target: lsp.Target{Database: "p", Schema: "s", Name: base}, CanonicalTarget: lsp.Target{Database: "p", Schema: "s", Name: base},
-			Kind: lsp.KindTable, File: name, SQL: lsp.SQL{Query: string(text)}, Jit: strings.Contains(string(text), "JIT"),
+		res.Actions = append(res.Actions, &workspace.Action{
+			Target: workspace.Target{Database: "p", Schema: "s", Name: base}, CanonicalTarget: workspace.Target{Database: "p", Schema: "s", Name: base},
+			Kind: workspace.KindTable, File: name, SQL: workspace.SQL{Query: string(text)}, Jit: strings.Contains(string(text), "JIT"),
 		})
 		if i := strings.Index(string(text), "BROKEN"); i >= 0 {
 			line := strings.Count(string(text[:i]), "\n")
 			col := i - (strings.LastIndexByte(string(text[:i]), '\n') + 1)
-			res.Diagnostics = append(res.Diagnostics, lsp.Diagnostic{Path: filepath.Join(req.Root, name), Line: line, Col: col,
-				EndLine: line, EndCol: col + len("BROKEN"), Severity: lsp.SeverityError, Message: "broken here"})
+			res.Diagnostics = append(res.Diagnostics, workspace.Diagnostic{Path: filepath.Join(root, name), Line: line, Col: col,
+				EndLine: line, EndCol: col + len("BROKEN"), Severity: workspace.SeverityError, Message: "broken here"})
 		}
 	}
 	return res, nil
 }
 
-func (b *fakeBackend) JitPreview(ctx context.Context, req lsp.JitRequest) (*lsp.JitResult, error) {
-	return &lsp.JitResult{SQL: lsp.SQL{Query: "SELECT 'jit'"}, Adapter: "fake", Elapsed: time.Millisecond}, nil
+func (pb *fakeProjectBackend) JitPreview(ctx context.Context, req workspace.JitRequest) (*workspace.JitResult, error) {
+	return &workspace.JitResult{SQL: workspace.SQL{Query: "SELECT 'jit'"}, Adapter: "fake", Elapsed: time.Millisecond}, nil
 }
 
-func (b *fakeBackend) TableMetadata(ctx context.Context, root string, t lsp.Target) (*lsp.TableInfo, bool) {
+func (pb *fakeProjectBackend) TableMetadata(ctx context.Context, t workspace.Target) (*workspace.TableInfo, bool) {
+	b := pb.b
 	b.mu.Lock()
 	boom := b.panicMetadata
 	b.mu.Unlock()
@@ -107,7 +119,7 @@ func (b *fakeBackend) TableMetadata(ctx context.Context, root string, t lsp.Targ
 	return nil, false
 }
 
-func (b *fakeBackend) Configure(lsp.Settings) error { return nil }
+func (b *fakeBackend) Configure(settings.Settings) error { return nil }
 
 // fakeProject writes a project with the given definitions files.
 func fakeProject(t *testing.T, files map[string]string) string {

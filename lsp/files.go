@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // fileCtx is what a request about one file needs: its text as the editor
@@ -20,8 +21,8 @@ type fileCtx struct {
 	uri  uri.URI
 	path string
 	rel  string // root-relative; "" outside a project
-	p    *projectState
-	snap *Snapshot // nil before the first compile
+	p    *workspace.Project
+	snap *workspace.Snapshot // nil before the first compile
 	text []byte
 	m    *source.Mapper
 	sqlx bool
@@ -36,8 +37,8 @@ func (s *Server) fileAt(u uri.URI) (*fileCtx, error) {
 	}
 	path = canonicalPath(path)
 	f := &fileCtx{uri: u, path: path, sqlx: strings.HasSuffix(path, ".sqlx")}
-	if d := s.docs.get(path); d != nil {
-		f.text, f.m = d.text, d.lines()
+	if d := s.ws.Document(path); d != nil {
+		f.text, f.m = d.Text, d.Lines()
 	} else {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -45,10 +46,10 @@ func (s *Server) fileAt(u uri.URI) (*fileCtx, error) {
 		}
 		f.text, f.m = b, source.NewMapper(b)
 	}
-	if p := s.projectFor(path); p != nil {
+	if p := s.ws.ProjectFor(path); p != nil {
 		f.p = p
-		f.rel, _ = relSlash(p.root, path)
-		f.snap = p.latest()
+		f.rel, _ = relSlash(p.Root(), path)
+		f.snap = p.Latest()
 	}
 	return f, nil
 }
@@ -71,7 +72,7 @@ func (f *fileCtx) rangeOf(sp source.Span) protocol.Range { return rangeOf(f.m, s
 // actionLocation is where action a is defined: for SQLX files the config
 // keyword (or the start of the file), for JavaScript the name literal of
 // the call that defines it, for YAML the name.
-func (s *Server) actionLocation(root string, a *Action) protocol.Location {
+func (s *Server) actionLocation(root string, a *workspace.Action) protocol.Location {
 	path := canonicalPath(filepath.Join(root, filepath.FromSlash(a.File)))
 	loc := protocol.Location{URI: s.uriFor(path)}
 	text, err := s.readFile(path)
@@ -85,7 +86,7 @@ func (s *Server) actionLocation(root string, a *Action) protocol.Location {
 	return loc
 }
 
-func definitionSpan(path string, text []byte, a *Action) (source.Span, bool) {
+func definitionSpan(path string, text []byte, a *workspace.Action) (source.Span, bool) {
 	name := a.CanonicalTarget.Name
 	if name == "" {
 		name = a.Target.Name
@@ -129,9 +130,9 @@ func (s *Server) includeModules(root string) map[string]string {
 			out[strings.TrimSuffix(e.Name(), ".js")] = filepath.Join(root, "includes", e.Name())
 		}
 	}
-	for rel, d := range s.docs.under(filepath.Join(root, "includes")) {
+	for rel, d := range s.ws.Documents(filepath.Join(root, "includes")) {
 		if !strings.Contains(rel, "/") && strings.HasSuffix(rel, ".js") {
-			out[strings.TrimSuffix(rel, ".js")] = d.path
+			out[strings.TrimSuffix(rel, ".js")] = d.Path
 		}
 	}
 	return out

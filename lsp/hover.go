@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // Hover implements protocol.Server: on a ref (or an action name in a
@@ -24,13 +25,13 @@ func (s *Server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 		return nil, nil
 	}
 	off := f.offset(params.Position)
-	var actions []*Action
+	var actions []*workspace.Action
 	var span source.Span
 	if r, ok := source.RefAt(source.FindRefs(f.text), off); ok && f.snap != nil {
 		actions = f.snap.Lookup(r.Database.Value, r.Schema.Value, r.Name.Value)
 		span = r.Span
 		if len(actions) == 0 {
-			return s.markdown(f, span, fmt.Sprintf("**%s**: no action of this name in the last compile of `%s`", r.Name.Value, filepath.Base(f.p.root))), nil
+			return s.markdown(f, span, fmt.Sprintf("**%s**: no action of this name in the last compile of `%s`", r.Name.Value, filepath.Base(f.p.Root()))), nil
 		}
 	} else if str, ok := source.StringAt(f.text, off); ok && f.snap != nil {
 		actions = f.snap.Lookup("", "", str.Value)
@@ -44,7 +45,7 @@ func (s *Server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 		return s.markdown(f, span, strings.Join(parts, "\n\n---\n\n")), nil
 	}
 	if path, idx, sp := source.WordAt(f.text, off); len(path) > 1 && idx > 0 {
-		if file, ok := s.includeModules(f.p.root)[path[0]]; ok {
+		if file, ok := s.includeModules(f.p.Root())[path[0]]; ok {
 			if text, err := s.readFile(file); err == nil {
 				if def, ok := source.FindDefinition(text, path[1]); ok {
 					m := source.NewMapper(text)
@@ -84,7 +85,7 @@ func (s *Server) markdown(f *fileCtx, span source.Span, text string) *protocol.H
 }
 
 // describeAction is the hover text of an action.
-func (s *Server) describeAction(ctx context.Context, f *fileCtx, a *Action) string {
+func (s *Server) describeAction(ctx context.Context, f *fileCtx, a *workspace.Action) string {
 	var b strings.Builder
 	kind := a.Kind
 	if a.Jit {
@@ -123,7 +124,7 @@ func (s *Server) describeAction(ctx context.Context, f *fileCtx, a *Action) stri
 			fmt.Fprintf(&b, "| `%s` | %s |\n", c.Name, cell(c.Description))
 		}
 	}
-	if info, ok := s.backend.TableMetadata(ctx, f.p.root, a.Target); ok {
+	if info, ok := f.snap.TableMetadata(ctx, a.Target); ok {
 		fmt.Fprintf(&b, "\n**Metadata** (%s", info.Source)
 		if info.Type != "" {
 			fmt.Fprintf(&b, ", %s", info.Type)

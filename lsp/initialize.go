@@ -3,14 +3,16 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	"github.com/dfdtools/dfd/settings"
 )
 
 // Initialize implements protocol.Server.
@@ -54,21 +56,25 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 		}
 	}
 
-	settings := Settings{}
+	initial := settings.Defaults()
 	if len(params.InitializationOptions) > 0 {
-		settings = parseSettings(params.InitializationOptions, settings)
+		initial, _ = settings.Parse(params.InitializationOptions, initial)
+	}
+	for i, f := range folders {
+		folders[i] = canonicalPath(f)
 	}
 
 	s.mu.Lock()
 	s.caps = caps
-	s.folders = folders
-	s.settings = settings
+	s.initFolders = folders
 	s.state = stateInitialized
 	s.mu.Unlock()
-	s.applyLogLevel(settings.LogLevel)
-	if err := s.backend.Configure(settings); err != nil {
+	s.applyLogLevel(initial.LogLevel)
+	s.settingsMu.Lock()
+	if err := s.ws.Configure(initial); err != nil {
 		s.log.Warn("dfd settings", "error", err)
 	}
+	s.settingsMu.Unlock()
 	s.log.Info("initialized", "client", params.ClientInfo.Name, "folders", strings.Join(folders, ", "),
 		"workDoneProgress", caps.workDoneProgress, "watchFiles", caps.watchFilesDynamic)
 
@@ -112,15 +118,14 @@ func (s *Server) Initialized(ctx context.Context, _ *protocol.InitializedParams)
 	s.goBackground(func(ctx context.Context) {
 		s.registerWatchers(ctx)
 		if s.capabilities().configuration {
-			s.pullConfiguration(ctx)
+			s.pullConfiguration(ctx, s.settingsGen.Add(1))
 		}
 	})
 	s.mu.Lock()
-	folders := append([]string(nil), s.folders...)
+	folders := s.initFolders
+	s.initFolders = nil
 	s.mu.Unlock()
-	for _, f := range folders {
-		s.addFolder(f)
-	}
+	s.ws.SetFolders(folders)
 	return nil
 }
 
@@ -140,9 +145,7 @@ func (s *Server) registerWatchers(ctx context.Context) {
 		return
 	}
 	const glob = "**/*.{sqlx,js,sql,yaml,json}"
-	s.mu.Lock()
-	folders := append([]string(nil), s.folders...)
-	s.mu.Unlock()
+	folders := s.ws.Folders()
 	var watchers []protocol.FileSystemWatcher
 	if caps.watchRelativePattern && len(folders) > 0 {
 		for _, f := range folders {
@@ -168,141 +171,6 @@ func (s *Server) registerWatchers(ctx context.Context) {
 	}
 }
 
-// parseSettings reads dfd's settings from initializationOptions or a
-// didChangeConfiguration payload. It accepts {"dfd": {...}}, the inner
-// object itself, the flat VS Code form {"dfd.metadata.snapshot": …} and
-// mixtures ({"metadata": {…}, "bigquery.endpoint": …}). Keys that are
-// absent keep their current value; null resets a setting to its default;
-// values of the wrong type or out of range are ignored.
-func parseSettings(raw []byte, cur Settings) Settings {
-	vals, ok := settingValues(raw)
-	if !ok {
-		return cur
-	}
-	str := func(key string, dst *string) {
-		if r, ok := vals[key]; ok {
-			var v *string
-			if json.Unmarshal(r, &v) == nil {
-				*dst = ""
-				if v != nil {
-					*dst = *v
-				}
-			}
-		}
-	}
-	// num reads a number; null gives (0, true).
-	num := func(key string) (float64, bool) {
-		r, ok := vals[key]
-		if !ok {
-			return 0, false
-		}
-		var v *float64
-		if json.Unmarshal(r, &v) != nil {
-			return 0, false
-		}
-		if v == nil {
-			return 0, true
-		}
-		return *v, true
-	}
-	str("metadata.snapshot", &cur.MetadataSnapshot)
-	str("metadata.source", &cur.MetadataSource)
-	str("bigquery.endpoint", &cur.BigQueryEndpoint)
-	str("bigquery.credentials", &cur.BigQueryCredentials)
-	if v, ok := num("debounceMs"); ok && v >= 0 {
-		cur.Debounce = time.Duration(v * float64(time.Millisecond))
-	}
-	if v, ok := num("jit.timeoutMs"); ok && v >= 0 {
-		if v > 0 {
-			cur.JitTimeout = time.Duration(v * float64(time.Millisecond))
-		} else if string(vals["jit.timeoutMs"]) == "null" {
-			cur.JitTimeout = 0
-		}
-	}
-	if v, ok := num("preview.maxBytesBilled"); ok && v >= 0 && v <= 1<<62 {
-		cur.PreviewMaxBytesBilled = int64(v)
-	}
-	if r, ok := vals["preview.unlimitedBytesBilled"]; ok {
-		var v *bool
-		if json.Unmarshal(r, &v) == nil {
-			cur.PreviewUnlimitedBytesBilled = v != nil && *v
-		}
-	}
-	if r, ok := vals["compileAsYouType"]; ok {
-		var v *bool
-		if json.Unmarshal(r, &v) == nil {
-			cur.ManualCompile = v != nil && !*v
-		}
-	}
-	if r, ok := vals["logLevel"]; ok {
-		var v *string
-		if json.Unmarshal(r, &v) == nil {
-			switch {
-			case v == nil || *v == "":
-				cur.LogLevel = ""
-			default:
-				if _, ok := parseLogLevel(*v); ok {
-					cur.LogLevel = strings.ToLower(strings.TrimSpace(*v))
-				}
-			}
-		}
-	}
-	return cur
-}
-
-// settingKeys are the keys parseSettings knows, without "dfd.".
-var settingKeys = map[string]bool{
-	"metadata.snapshot": true, "metadata.source": true,
-	"bigquery.endpoint": true, "bigquery.credentials": true,
-	"debounceMs": true, "jit.timeoutMs": true, "preview.maxBytesBilled": true, "preview.unlimitedBytesBilled": true,
-	"compileAsYouType": true, "logLevel": true,
-}
-
-// settingValues flattens a settings payload into its dotted keys without
-// "dfd." ("metadata.snapshot" → raw value). Nested objects are read first,
-// then flat keys, which win.
-func settingValues(raw []byte) (map[string]json.RawMessage, bool) {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) != nil || top == nil {
-		return nil, false
-	}
-	if inner, ok := top["dfd"]; ok {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(inner, &m) == nil && m != nil {
-			top = m
-		}
-	}
-	out := map[string]json.RawMessage{}
-	var walk func(prefix string, m map[string]json.RawMessage, depth int)
-	walk = func(prefix string, m map[string]json.RawMessage, depth int) {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		// Objects and plain keys before dotted ones, so that flat keys win.
-		sort.Slice(keys, func(i, j int) bool {
-			di, dj := strings.Contains(keys[i], "."), strings.Contains(keys[j], ".")
-			if di != dj {
-				return !di
-			}
-			return keys[i] < keys[j]
-		})
-		for _, k := range keys {
-			name := prefix + strings.TrimPrefix(k, "dfd.")
-			if settingKeys[name] {
-				out[name] = m[k]
-				continue
-			}
-			var sub map[string]json.RawMessage
-			if depth < 3 && json.Unmarshal(m[k], &sub) == nil && sub != nil {
-				walk(name+".", sub, depth+1)
-			}
-		}
-	}
-	walk("", top, 0)
-	return out, true
-}
-
 // parseLogLevel reads dfd.logLevel.
 func parseLogLevel(s string) (slog.Level, bool) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
@@ -321,34 +189,23 @@ func parseLogLevel(s string) (slog.Level, bool) {
 // DidChangeConfiguration implements protocol.Server.
 func (s *Server) DidChangeConfiguration(ctx context.Context, params *protocol.DidChangeConfigurationParams) error {
 	raw := []byte(params.Settings)
-	if !hasSettings(raw) {
+	if !settings.Has(raw) {
 		// Pull model (VS Code sends null and expects workspace/configuration).
 		if s.capabilities().configuration {
-			s.goBackground(s.pullConfiguration)
+			gen := s.settingsGen.Add(1)
+			s.goBackground(func(ctx context.Context) { s.pullConfiguration(ctx, gen) })
 		}
 		return nil
 	}
-	s.applySettings(parseSettings(raw, s.currentSettings()))
+	s.applySettings(s.settingsGen.Add(1), raw)
 	return nil
 }
 
-// hasSettings reports whether a didChangeConfiguration payload carries
-// dfd settings (else the client expects them to be pulled).
-func hasSettings(raw []byte) bool {
-	if len(raw) == 0 || string(raw) == "null" {
-		return false
-	}
-	vals, ok := settingValues(raw)
-	return ok && len(vals) > 0
-}
+func (s *Server) currentSettings() settings.Settings { return s.ws.Settings() }
 
-func (s *Server) currentSettings() Settings {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.settings
-}
-
-func (s *Server) pullConfiguration(ctx context.Context) {
+// pullConfiguration asks the client for section "dfd" and applies it,
+// unless newer settings were pushed or pulled meanwhile (gen).
+func (s *Server) pullConfiguration(ctx context.Context, gen int64) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	section := "dfd"
@@ -356,61 +213,49 @@ func (s *Server) pullConfiguration(ctx context.Context) {
 	if err != nil || len(items) == 0 || len(items[0]) == 0 || string(items[0]) == "null" {
 		return
 	}
-	s.applySettings(parseSettings(items[0], s.currentSettings()))
+	s.applySettings(gen, items[0])
 }
 
-func (s *Server) applySettings(next Settings) {
-	s.mu.Lock()
-	prev := s.settings
-	s.settings = next
-	s.mu.Unlock()
+// applySettings applies a settings payload on top of the current settings.
+// Payloads apply in the order they were asked for (gen): a pulled answer
+// that arrives after a newer push is dropped, so that settings never go
+// back to an older state.
+func (s *Server) applySettings(gen int64, raw []byte) {
+	s.settingsMu.Lock()
+	defer s.settingsMu.Unlock()
+	if gen < s.settingsApplied {
+		s.log.Debug("dropping settings older than those applied", "generation", gen, "applied", s.settingsApplied)
+		return
+	}
+	s.settingsApplied = gen
+	prev := s.ws.Settings()
+	next, _ := settings.Parse(raw, prev)
 	if next == prev {
 		return
 	}
 	s.applyLogLevel(next.LogLevel)
-	s.log.Info("settings changed", "metadata.snapshot", next.MetadataSnapshot, "metadata.source", next.MetadataSource,
-		"bigquery.endpoint", next.BigQueryEndpoint, "bigquery.credentials", next.BigQueryCredentials,
-		"jit.timeoutMs", next.JitTimeout.Milliseconds(), "preview.maxBytesBilled", next.PreviewMaxBytesBilled,
-		"preview.unlimitedBytesBilled", next.PreviewUnlimitedBytesBilled, "compileAsYouType", !next.ManualCompile, "logLevel", next.LogLevel)
-	if prev.ManualCompile && !next.ManualCompile {
-		// Compiling as you type again: compile the edits held back.
-		for _, p := range s.projects.all() {
-			p.flushDeferred()
-		}
-	}
+	s.log.Info("settings changed", "settings", fmt.Sprintf("%+v", next))
 	previews := previewSettingsChanged(prev, next)
-	if err := s.backend.Configure(next); err != nil {
+	if err := s.ws.Configure(next); err != nil {
 		s.log.Warn("dfd settings", "error", err)
 		if previews { // not again for a change of the log level, say
 			s.showMessage(protocol.MessageTypeWarning, "dfd: "+err.Error())
 		}
 	}
-	if !previews {
-		return
+	if previews {
+		// Previews depend on the metadata source and the JiT settings:
+		// drop cached JiT results and tell clients to refresh.
+		s.ws.RefreshPreviews()
 	}
-	// Previews depend on the metadata source and the JiT settings: drop
-	// cached JiT results and tell clients to refresh.
-	s.refreshPreviews(s.projects.all())
 }
 
 // previewSettingsChanged reports whether a settings change may change JiT
 // previews (not only the log level, the debounce or when to compile).
-func previewSettingsChanged(prev, next Settings) bool {
+func previewSettingsChanged(prev, next settings.Settings) bool {
 	prev.LogLevel, next.LogLevel = "", ""
 	prev.Debounce, next.Debounce = 0, 0
-	prev.ManualCompile, next.ManualCompile = false, false
+	prev.CompileAsYouType, next.CompileAsYouType = false, false
 	return prev != next
-}
-
-// refreshPreviews drops the cached JiT results of projects and sends
-// dfd/previewChanged for each, so that clients ask for previews again.
-func (s *Server) refreshPreviews(ps []*projectState) {
-	for _, p := range ps {
-		if snap := p.latest(); snap != nil {
-			snap.dropJitCache()
-			s.notifyPreviewChanged(p, snap)
-		}
-	}
 }
 
 func (s *Server) showMessage(t protocol.MessageType, msg string) {

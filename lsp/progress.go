@@ -54,11 +54,13 @@ func (w *workDone) send(v any) {
 	w.s.notify(protocol.MethodProgress, &protocol.ProgressParams{Token: w.token, Value: b})
 }
 
-func (w *workDone) report(msg string) {
+// Report implements workspace.Progress.
+func (w *workDone) Report(msg string) {
 	w.send(&protocol.WorkDoneProgressReport{Kind: "report", Message: &msg})
 }
 
-func (w *workDone) end(msg string) {
+// End implements workspace.Progress.
+func (w *workDone) End(msg string) {
 	w.send(&protocol.WorkDoneProgressEnd{Kind: "end", Message: &msg})
 	w.token = nil
 }

@@ -8,6 +8,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 // References implements protocol.Server: the places that reference an
@@ -34,14 +35,14 @@ func (s *Server) References(ctx context.Context, params *protocol.ReferenceParam
 	}
 	for _, a := range targets {
 		if params.Context.IncludeDeclaration {
-			add(s.actionLocation(f.p.root, a))
+			add(s.actionLocation(f.p.Root(), a))
 		}
 		files := map[string]bool{}
 		for _, dep := range f.snap.Dependents(a) {
 			files[dep.File] = true
 		}
 		for file := range files {
-			for _, l := range s.refsIn(f.p.root, file, a) {
+			for _, l := range s.refsIn(f.p.Root(), file, a) {
 				add(l)
 			}
 		}
@@ -51,7 +52,7 @@ func (s *Server) References(ctx context.Context, params *protocol.ReferenceParam
 
 // actionsAt are the actions a position is about: the one a ref or a name
 // literal under the cursor names, else those the file defines.
-func (s *Server) actionsAt(f *fileCtx, off int) []*Action {
+func (s *Server) actionsAt(f *fileCtx, off int) []*workspace.Action {
 	if r, ok := source.RefAt(source.FindRefs(f.text), off); ok {
 		return f.snap.Lookup(r.Database.Value, r.Schema.Value, r.Name.Value)
 	}
@@ -65,7 +66,7 @@ func (s *Server) actionsAt(f *fileCtx, off int) []*Action {
 
 // refsIn finds where file refers to a: its ref()s naming a, else a
 // whole-word mention of the name, else the file itself.
-func (s *Server) refsIn(root, file string, a *Action) []protocol.Location {
+func (s *Server) refsIn(root, file string, a *workspace.Action) []protocol.Location {
 	path := canonicalPath(filepath.Join(root, filepath.FromSlash(file)))
 	u := s.uriFor(path)
 	text, err := s.readFile(path)

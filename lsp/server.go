@@ -2,19 +2,22 @@ package lsp
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/dfdtools/dfd/workspace"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
 
 // DefaultDebounce is how long the server waits after an edit before it
 // recompiles (a save compiles at once).
-const DefaultDebounce = 150 * time.Millisecond
+const DefaultDebounce = workspace.DefaultDebounce
 
 // Options configure a server.
 type Options struct {
@@ -49,11 +52,11 @@ const (
 type Server struct {
 	protocol.UnimplementedServer
 
-	backend Backend
-	conn    jsonrpc2.Conn
-	client  protocol.Client
-	opts    Options
-	log     *slog.Logger
+	ws     *workspace.Session
+	conn   jsonrpc2.Conn
+	client protocol.Client
+	opts   Options
+	log    *slog.Logger
 
 	// ctx ends when the session ends (exit, stdin closed, Serve's ctx
 	// cancelled); background work derives from it.
@@ -61,19 +64,22 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // background goroutines started by handlers
 
-	mu       sync.Mutex // guards state, caps, settings, exitCode, folders
-	state    lifecycleState
-	caps     clientCaps
-	settings Settings
-	exitCode int
-	folders  []string // workspace folders, absolute
+	mu          sync.Mutex // guards state, caps, exitCode, initFolders
+	state       lifecycleState
+	caps        clientCaps
+	exitCode    int
+	initFolders []string // the folders of initialize, until initialized starts them
+
+	// Settings payloads are numbered as they are asked for (pushed or
+	// pulled) and applied in that order; settingsMu serialises applying.
+	settingsGen     atomic.Int64
+	settingsMu      sync.Mutex // guards settingsApplied
+	settingsApplied int64
 
 	exitOnce sync.Once
 	exited   chan struct{} // closed by the exit notification
 
-	docs     documents
-	projects registry
-	diags    diagnosticsState
+	diags diagnosticsState
 
 	// Log thresholds (dfd.logLevel): fwdLevel for window/logMessage,
 	// errLevel filters Log (stderr) on top of its handler's own level;
@@ -83,6 +89,24 @@ type Server struct {
 
 	progressSeq         atomic.Int64
 	invariantViolations atomic.Int64 // panics and impossible states, reported not crashed
+}
+
+// recovered runs f, turning a panic (a bug in a backend) into an error so
+// that one bad request never takes the daemon down.
+func (s *Server) recovered(what string, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.invariantViolations.Add(1)
+			s.log.Error("panic in "+what, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			err = fmt.Errorf("dfd internal error in %s: %v (please report this)", what, v)
+		}
+	}()
+	return f()
+}
+
+// invariants counts the server's and the workspace's.
+func (s *Server) invariants() int64 {
+	return s.invariantViolations.Load() + s.ws.InvariantViolations()
 }
 
 // clientCaps are the client capabilities the server acts on.
@@ -97,7 +121,7 @@ type clientCaps struct {
 // Serve runs an LSP session over rwc until the client sends exit, closes
 // the connection, or ctx ends. It returns the process exit code the LSP
 // specification asks for: 0 after shutdown + exit, 1 otherwise.
-func Serve(ctx context.Context, rwc io.ReadWriteCloser, backend Backend, opts Options) int {
+func Serve(ctx context.Context, rwc io.ReadWriteCloser, backend workspace.Backend, opts Options) int {
 	if opts.Debounce <= 0 {
 		opts.Debounce = DefaultDebounce
 	}
@@ -112,7 +136,6 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, backend Backend, opts Op
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &Server{
-		backend:  backend,
 		opts:     opts,
 		ctx:      ctx,
 		cancel:   cancel,
@@ -129,8 +152,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, backend Backend, opts Op
 	st := newStream(rwc, opts.MaxMessageBytes, s.log)
 	s.conn = jsonrpc2.NewConn(st, jsonrpc2.WithCodec(codec{}))
 	s.client = protocol.ClientDispatcher(s.conn)
-	s.docs.init()
-	s.projects.init()
+	s.ws = workspace.New(ctx, workspace.Options{Backend: backend, Events: events{s}, Log: s.log, Debounce: opts.Debounce})
 	s.diags.init()
 
 	s.conn.Go(ctx, s.handler())
@@ -145,7 +167,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, backend Backend, opts Op
 	// Stop everything we own before the connection: project goroutines,
 	// then handlers (their contexts derive from ctx), then the stream.
 	cancel()
-	s.projects.closeAll()
+	s.ws.Close()
 	fwd.stop()
 	s.wg.Wait()
 	// Close waits for the read goroutine. A read blocked on a stdin that
@@ -196,7 +218,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Unlock()
 	s.log.Info("shutdown requested")
 	// Stop compiling; the connection stays up for exit.
-	s.projects.closeAll()
+	s.ws.Shutdown()
 	return nil
 }
 

@@ -9,23 +9,24 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/workspace"
 )
 
 func symbolKind(kind string) protocol.SymbolKind {
 	switch kind {
-	case KindTable:
+	case workspace.KindTable:
 		return protocol.SymbolKindStruct
-	case KindView:
+	case workspace.KindView:
 		return protocol.SymbolKindInterface
-	case KindIncremental:
+	case workspace.KindIncremental:
 		return protocol.SymbolKindClass
-	case KindOperation:
+	case workspace.KindOperation:
 		return protocol.SymbolKindFunction
-	case KindAssertion:
+	case workspace.KindAssertion:
 		return protocol.SymbolKindBoolean
-	case KindDeclaration:
+	case workspace.KindDeclaration:
 		return protocol.SymbolKindConstant
-	case KindTest:
+	case workspace.KindTest:
 		return protocol.SymbolKindMethod
 	}
 	return protocol.SymbolKindObject
@@ -38,7 +39,7 @@ func (s *Server) DocumentSymbol(ctx context.Context, params *protocol.DocumentSy
 	if err != nil {
 		return nil, err
 	}
-	var actions []*Action
+	var actions []*workspace.Action
 	if f.snap != nil {
 		actions = f.snap.ActionsIn(f.rel)
 	}
@@ -62,7 +63,7 @@ func (s *Server) DocumentSymbol(ctx context.Context, params *protocol.DocumentSy
 			Range: f.rangeOf(whole), SelectionRange: f.rangeOf(source.Span{}), Children: blocks}}, nil
 	}
 	type placed struct {
-		a   *Action
+		a   *workspace.Action
 		sel source.Span
 	}
 	var ps []placed
@@ -110,12 +111,12 @@ func (s *Server) Symbols(ctx context.Context, params *protocol.WorkspaceSymbolPa
 	q := strings.ToLower(params.Query)
 	type hit struct {
 		root  string
-		a     *Action
+		a     *workspace.Action
 		score int
 	}
 	var hits []hit
-	for _, p := range s.projects.all() {
-		snap := p.latest()
+	for _, p := range s.ws.Projects() {
+		snap := p.Latest()
 		if snap == nil {
 			continue
 		}
@@ -124,11 +125,11 @@ func (s *Server) Symbols(ctx context.Context, params *protocol.WorkspaceSymbolPa
 			full := strings.ToLower(a.Target.String())
 			switch {
 			case q == "" || strings.HasPrefix(name, q):
-				hits = append(hits, hit{p.root, a, 0})
+				hits = append(hits, hit{p.Root(), a, 0})
 			case strings.Contains(full, q):
-				hits = append(hits, hit{p.root, a, 1})
+				hits = append(hits, hit{p.Root(), a, 1})
 			case subsequence(name, q):
-				hits = append(hits, hit{p.root, a, 2})
+				hits = append(hits, hit{p.Root(), a, 2})
 			}
 		}
 	}

@@ -1,45 +1,9 @@
-package lsp
+package workspace
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
-// Backend is everything the LSP server needs from the rest of dfd: getting
-// a project ready to compile, compiling it with unsaved buffers, running
-// one action's JiT code for a preview, and table metadata for hovers.
-// package daemon implements it on the engine (and, later, on jit's worker
-// pool); tests implement it with fakes. The LSP side never sees the
-// engine, the compiled protobuf graph or BigQuery: only the types below.
-//
-// Implementations must be safe for concurrent use; calls for different
-// projects run concurrently, calls for one project do not overlap except
-// JitPreview and TableMetadata, which may run beside a Compile.
-type Backend interface {
-	// OpenProject gets the project at root (absolute, symbolic links
-	// resolved) ready to compile: reads its settings and finds or
-	// installs its @dataform/core, which can take a while. progress
-	// receives human-readable steps. Errors wrapping
-	// *project.SettingsError are shown on the settings file; others
-	// (project.ErrNoCore, …) on the settings file's first line.
-	OpenProject(ctx context.Context, root string, progress func(msg string)) (ProjectInfo, error)
-	// CloseProject releases what OpenProject acquired.
-	CloseProject(root string)
-	// Compile compiles an opened project. Errors are for failures of the
-	// compiler itself (timeouts, crashes, a broken settings file);
-	// compilation errors of user code are in the result's Diagnostics.
-	Compile(ctx context.Context, req CompileRequest) (*CompileResult, error)
-	// JitPreview runs the JiT code of one action of a compiled graph under
-	// the preview policy.
-	JitPreview(ctx context.Context, req JitRequest) (*JitResult, error)
-	// TableMetadata is what the configured metadata source (snapshot or
-	// BigQuery) knows about a table; ok is false when there is no source
-	// or no such table. It should answer quickly (hovers, completion).
-	TableMetadata(ctx context.Context, root string, t Target) (info *TableInfo, ok bool)
-	// Configure applies the client's settings (initializationOptions and
-	// workspace/didChangeConfiguration).
-	Configure(s Settings) error
-}
+// The neutral model of a compiled project: what the LSP handlers show and
+// the backend produces. No protobufs, no engine, no BigQuery types.
 
 // ProjectInfo describes an opened project.
 type ProjectInfo struct {
@@ -49,63 +13,6 @@ type ProjectInfo struct {
 	// Warnings are shown to the user (window/showMessage), e.g. a
 	// metadata source that cannot be used.
 	Warnings []string `json:"warnings,omitempty"`
-}
-
-// Settings are the client's dfd settings.
-type Settings struct {
-	// MetadataSnapshot is the path of an offline metadata snapshot
-	// (dfd.metadata.snapshot); JiT previews and hovers read table metadata
-	// from it. Empty: none.
-	MetadataSnapshot string
-	// MetadataSource is dfd.metadata.source: "snapshot", "bigquery" or
-	// "none"; empty means "snapshot" when MetadataSnapshot is set, else
-	// none.
-	MetadataSource string
-	// BigQueryEndpoint (dfd.bigquery.endpoint) and BigQueryCredentials
-	// (dfd.bigquery.credentials) configure the "bigquery" source.
-	BigQueryEndpoint, BigQueryCredentials string
-	// Debounce overrides the as-you-type compile delay (dfd.debounceMs).
-	Debounce time.Duration
-	// JitTimeout bounds one JiT preview, and one action's JiT check after
-	// a compile (dfd.jit.timeoutMs); 0: the backend's defaults.
-	JitTimeout time.Duration
-	// PreviewMaxBytesBilled caps the bytes a query of a JiT preview may
-	// bill (dfd.preview.maxBytesBilled, the preview policy's
-	// MaxBytesBilled); 0: the policy's default (10 GiB).
-	PreviewMaxBytesBilled int64
-	// PreviewUnlimitedBytesBilled (dfd.preview.unlimitedBytesBilled)
-	// lifts that cap altogether: a separate switch, so that no number
-	// turns the cap off by accident.
-	PreviewUnlimitedBytesBilled bool
-	// ManualCompile is dfd.compileAsYouType set to false: an edit only
-	// records the buffer; projects compile on save, on changes of files on
-	// disk, and when dfd/preview or dfd/graph asks for the newest compile.
-	ManualCompile bool
-	// LogLevel is dfd.logLevel: "error", "warn", "info" or "debug"; empty:
-	// the daemon's own (stderr) and info for window/logMessage.
-	LogLevel string
-}
-
-// CompileRequest asks for a compilation of a project.
-type CompileRequest struct {
-	Root string
-	// Overlays are unsaved editor buffers by root-relative slash path;
-	// they are compiled instead of the files on disk (and compiled even
-	// when no such file exists on disk).
-	Overlays map[string][]byte
-}
-
-// CompileResult is a compiled project. It is never modified after Compile
-// returns.
-type CompileResult struct {
-	CoreVersion string
-	Actions     []*Action
-	// Diagnostics are the compilation errors, mapped to files.
-	Diagnostics []Diagnostic
-	// Graph is the backend's own compiled graph, handed back to
-	// JitPreview. The LSP side never looks inside.
-	Graph   any
-	Elapsed time.Duration
 }
 
 // Target names a table, view or other action output.
@@ -218,13 +125,6 @@ type Diagnostic struct {
 	RelatedDescription string
 }
 
-// JitRequest asks for the JiT preview of one action.
-type JitRequest struct {
-	Root   string
-	Graph  any // CompileResult.Graph
-	Target Target
-}
-
 // JitResult is the SQL that running an action's JiT code produced.
 type JitResult struct {
 	SQL SQL `json:"sql"`
@@ -253,7 +153,7 @@ type AdapterCall struct {
 	Notes      []string `json:"notes,omitempty"`
 }
 
-// TableInfo is table metadata from the metadata snapshot.
+// TableInfo is table metadata from the metadata source.
 type TableInfo struct {
 	Target      Target            `json:"target"`
 	Type        string            `json:"type,omitempty"`
@@ -261,4 +161,48 @@ type TableInfo struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 	Columns     []Column          `json:"columns,omitempty"`
 	Source      string            `json:"source"`
+}
+
+// ProjectStatus is what a project's backend says about its workers and
+// metadata source (StatusReporter); nil fields are left out of dfd/status.
+type ProjectStatus struct {
+	Workers  *WorkerStatus
+	Metadata *MetadataStatus
+}
+
+// WorkerStatus counts the worker processes of a project's pool.
+type WorkerStatus struct {
+	Ready int `json:"ready"` // idle, ready for a request
+	Busy  int `json:"busy"`  // serving a request
+	Total int `json:"total"` // running or starting
+}
+
+// Metadata states of MetadataStatus.
+const (
+	MetadataOnline  = "online"
+	MetadataOffline = "offline"
+	MetadataStale   = "stale"
+	MetadataError   = "error"
+	MetadataNone    = "none"
+)
+
+// MetadataStatus describes a project's metadata source.
+type MetadataStatus struct {
+	// Source is "snapshot", "bigquery" or "none".
+	Source string `json:"source"`
+	// State is one of the Metadata* constants.
+	State string `json:"state"`
+	// Detail is for people: the snapshot file, the BigQuery project, the
+	// error.
+	Detail string `json:"detail,omitempty"`
+}
+
+// RefreshResult is what a refresh did.
+type RefreshResult struct {
+	// Source is the project's metadata source ("snapshot", "bigquery",
+	// "none").
+	Source string
+	// Refreshed counts what was read again: the snapshot's tables, or the
+	// BigQuery cache entries fetched.
+	Refreshed int
 }

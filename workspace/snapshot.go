@@ -1,7 +1,10 @@
-package lsp
+package workspace
 
 import (
+	"context"
+	"errors"
 	"path"
+	"sort"
 	"sync"
 	"time"
 )
@@ -9,8 +12,8 @@ import (
 // Snapshot is the state of a project after one compile: the compiled
 // actions, indexed by file and name, and the buffers that were compiled.
 // It never changes once published (except its JiT preview cache), so a
-// request holding one reads a consistent view while newer compiles
-// build the next.
+// request holding one reads a consistent view while newer compiles build
+// the next.
 type Snapshot struct {
 	Root string
 	// Version is the project's modification counter when the compile
@@ -21,9 +24,12 @@ type Snapshot struct {
 	// compiler failed it is the previous result (Err says why).
 	Result   *CompileResult
 	Err      error
-	Docs     map[string]*document // open buffers compiled, by root-relative path
+	Docs     map[string]*Document // open buffers compiled, by root-relative path
 	Compiled time.Time
 	Elapsed  time.Duration
+
+	backend ProjectBackend // the project's, when it was compiled; nil if it could not be opened
+	session *Session
 
 	byFile     map[string][]*Action
 	byName     map[string][]*Action // by target and canonical name
@@ -71,6 +77,16 @@ func (s *Snapshot) Actions() []*Action {
 	return s.Result.Actions
 }
 
+// Files are the root-relative files that define actions, sorted.
+func (s *Snapshot) Files() []string {
+	out := make([]string, 0, len(s.byFile))
+	for f := range s.byFile {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // ActionsIn are the actions defined in the root-relative file rel.
 func (s *Snapshot) ActionsIn(rel string) []*Action { return s.byFile[path.Clean(rel)] }
 
@@ -89,11 +105,17 @@ func (s *Snapshot) Lookup(database, schema, name string) []*Action {
 // Dependents are the actions that depend on a.
 func (s *Snapshot) Dependents(a *Action) []*Action { return s.dependents[a.Target.String()] }
 
-// jitEntry returns the entry for t; created is true for the caller that
-// must compute it.
-func (s *Snapshot) jitEntry(t Target) (e *jitEntry, created bool) {
+// JitPreview is the JiT preview of action t in this snapshot, computed on
+// the first request by the project's backend — on a goroutine of the
+// session, so that a request that gives up does not cancel it for the
+// others — and shared by later requests. A preview cut short by the end of
+// the session is tried again by the next request; a failure of the JiT
+// code itself is the answer for this snapshot (same inputs, same failure).
+func (s *Snapshot) JitPreview(ctx context.Context, t Target) (*JitResult, error) {
+	if s.backend == nil || s.Result == nil || s.session == nil {
+		return nil, errNoCompile
+	}
 	s.jitMu.Lock()
-	defer s.jitMu.Unlock()
 	if s.jit == nil {
 		s.jit = map[string]*jitEntry{}
 	}
@@ -102,21 +124,57 @@ func (s *Snapshot) jitEntry(t Target) (e *jitEntry, created bool) {
 		e = &jitEntry{done: make(chan struct{})}
 		s.jit[t.String()] = e
 	}
-	return e, !ok
-}
-
-// forgetJit drops a failed entry so that the next request tries again.
-func (s *Snapshot) forgetJit(t Target, e *jitEntry) {
-	s.jitMu.Lock()
-	defer s.jitMu.Unlock()
-	if s.jit[t.String()] == e {
-		delete(s.jit, t.String())
+	s.jitMu.Unlock()
+	if !ok {
+		s.session.goBackground(func(bctx context.Context) {
+			defer close(e.done)
+			start := time.Now()
+			e.err = s.session.recovered("JiT preview", func() error {
+				var err error
+				e.res, err = s.backend.JitPreview(bctx, JitRequest{Graph: s.Result.Graph, Target: t})
+				return err
+			})
+			if e.res != nil && e.res.Elapsed == 0 {
+				e.res.Elapsed = time.Since(start)
+			}
+			if e.err != nil && (errors.Is(e.err, context.Canceled) || bctx.Err() != nil) {
+				s.jitMu.Lock()
+				if s.jit[t.String()] == e {
+					delete(s.jit, t.String())
+				}
+				s.jitMu.Unlock()
+			}
+		})
+	}
+	select {
+	case <-e.done:
+		return e.res, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 
-// dropJitCache forgets JiT previews (the metadata snapshot changed).
-func (s *Snapshot) dropJitCache() {
+// DropJitCache forgets JiT previews (the metadata source changed).
+func (s *Snapshot) DropJitCache() {
 	s.jitMu.Lock()
 	s.jit = nil
 	s.jitMu.Unlock()
+}
+
+// TableMetadata asks the project's backend what its metadata source knows
+// about t.
+func (s *Snapshot) TableMetadata(ctx context.Context, t Target) (*TableInfo, bool) {
+	if s == nil || s.backend == nil {
+		return nil, false
+	}
+	return s.backend.TableMetadata(ctx, t)
+}
+
+// Backend is the project's backend when this snapshot was compiled (nil
+// when the project could not be opened).
+func (s *Snapshot) Backend() ProjectBackend {
+	if s == nil {
+		return nil
+	}
+	return s.backend
 }

@@ -1,0 +1,119 @@
+// Package layers holds the test of who may import whom in dfd (see the
+// README's "How it works"): each package may import only the packages of
+// dfd its rule lists, so that the LSP server never sees BigQuery or the
+// engine, the workspace never speaks LSP, and the bottom packages stay
+// free of everything above them.
+package layers
+
+import (
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/dfdtools/dfd/"
+
+// rules: a package (or, with a trailing "/...", a tree) → the dfd packages
+// (or trees) it may import. A package without a rule may import nothing of
+// dfd's. Tests are not checked: they may import helpers from anywhere.
+var rules = map[string][]string{
+	"source":   nil,
+	"settings": nil,
+	"gsql":     nil,
+	"project":  nil,
+	"engine":   nil,
+
+	"protos":            nil, // go generate only
+	"protos/dataformpb": nil,
+	"settings/gen":      nil,
+	"graphjson":         {"protos/dataformpb"},
+
+	"adapters":             {"protos/dataformpb"},
+	"adapters/credentials": nil,
+	"adapters/offline":     {"adapters", "protos/dataformpb"},
+	"adapters/cache":       {"adapters", "protos/dataformpb"},
+	"adapters/bigquery":    {"adapters", "protos/dataformpb"},
+	"adapters/policy":      {"adapters", "gsql", "protos/dataformpb"},
+	"adapters/connect":     {"adapters/...", "gsql", "protos/dataformpb"},
+
+	"compile":        {"engine", "project", "protos/dataformpb", "internal/heapwatch"},
+	"jit/wirepb":     nil,
+	"jit/wire":       {"jit/wirepb"},
+	"jit":            {"engine", "jit/wire", "jit/wirepb", "internal/heapwatch"},
+	"jit/nodeworker": {"engine", "jit/...", "internal/heapwatch"},
+
+	"workspace": {"source", "project", "settings"},
+	"lsp":       {"workspace", "source", "settings"},
+
+	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "project", "protos/dataformpb"},
+	"cmd/...": {"..."},
+
+	"internal/...": {"..."},
+	"bench/...":    {"..."},
+	"tools/...":    {"..."},
+}
+
+func matches(pattern, pkg string) bool {
+	if pattern == "..." {
+		return true
+	}
+	if tree, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return pkg == tree || strings.HasPrefix(pkg, tree+"/")
+	}
+	return pkg == pattern
+}
+
+func ruleFor(pkg string) ([]string, bool) {
+	if r, ok := rules[pkg]; ok {
+		return r, true
+	}
+	for pattern, r := range rules {
+		if strings.HasSuffix(pattern, "/...") && matches(pattern, pkg) {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+func TestImports(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, ok := strings.CutPrefix(fields[0], module)
+		if !ok {
+			continue
+		}
+		allowed, ok := ruleFor(pkg)
+		if !ok {
+			t.Errorf("package %s has no rule in internal/layers: say what it may import", pkg)
+			continue
+		}
+		checked++
+		var bad []string
+		for _, imp := range fields[1:] {
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok {
+				continue
+			}
+			okDep := false
+			for _, a := range allowed {
+				okDep = okDep || matches(a, dep)
+			}
+			if !okDep {
+				bad = append(bad, dep)
+			}
+		}
+		sort.Strings(bad)
+		if len(bad) > 0 {
+			t.Errorf("%s imports %s; its rule allows %v", pkg, strings.Join(bad, ", "), allowed)
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("only %d packages checked", checked)
+	}
+}

@@ -1,0 +1,125 @@
+package workspace
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/dfdtools/dfd/source"
+)
+
+// Document is an open editor buffer. Documents are immutable: an edit makes
+// a new one, so that whoever holds one (a snapshot, a request) reads a
+// consistent text.
+type Document struct {
+	URI     string // as the client named it
+	Path    string // absolute, cleaned, symbolic links in its directory resolved
+	Version int32
+	Text    []byte
+
+	mapOnce sync.Once
+	mapper  *source.Mapper
+}
+
+// NewDocument makes a document.
+func NewDocument(uri, path string, version int32, text []byte) *Document {
+	return &Document{URI: uri, Path: path, Version: version, Text: text}
+}
+
+// Lines maps positions of the document's text.
+func (d *Document) Lines() *source.Mapper {
+	d.mapOnce.Do(func() { d.mapper = source.NewMapper(d.Text) })
+	return d.mapper
+}
+
+// documents are the open buffers, by path.
+type documents struct {
+	mu sync.Mutex // guards m
+	m  map[string]*Document
+}
+
+func (ds *documents) get(path string) *Document {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.m[path]
+}
+
+func (ds *documents) set(d *Document) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	if ds.m == nil {
+		ds.m = map[string]*Document{}
+	}
+	ds.m[d.Path] = d
+}
+
+// replace installs next if it is newer than the open document of its path:
+// editors number the versions of a document, and an older or repeated
+// version is an edit applied out of order, which would corrupt the text.
+func (ds *documents) replace(next *Document) error {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	cur := ds.m[next.Path]
+	if cur == nil {
+		return fmt.Errorf("%s is not open", next.URI)
+	}
+	if next.Version <= cur.Version {
+		return fmt.Errorf("%s: version %d does not follow version %d", next.URI, next.Version, cur.Version)
+	}
+	ds.m[next.Path] = next
+	return nil
+}
+
+func (ds *documents) remove(path string) *Document {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	d := ds.m[path]
+	delete(ds.m, path)
+	return d
+}
+
+// under returns the open documents below dir, by root-relative slash path.
+func (ds *documents) under(dir string) map[string]*Document {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	out := map[string]*Document{}
+	for p, d := range ds.m {
+		if rel, ok := RelSlash(dir, p); ok {
+			out[rel] = d
+		}
+	}
+	return out
+}
+
+// RelSlash is path relative to dir with slashes, if path is inside dir.
+func RelSlash(dir, path string) (string, bool) {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// CanonicalPath resolves symbolic links in the directories of path, as
+// project roots are resolved, so that files and roots compare. A path
+// whose directory does not exist is returned cleaned.
+func CanonicalPath(path string) string {
+	if path == "" {
+		return ""
+	}
+	dir, base := filepath.Split(filepath.Clean(path))
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return filepath.Join(real, base)
+	}
+	return filepath.Clean(path)
+}
+
+// readFile is the editor's view of a file: its open buffer, else the disk.
+func (ds *documents) readFile(path string) ([]byte, error) {
+	if d := ds.get(path); d != nil {
+		return d.Text, nil
+	}
+	return os.ReadFile(path)
+}
