@@ -402,10 +402,7 @@ const (
 )
 
 func TestJitParity(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("JiT parity test skipped: node not found in PATH (it runs core's jitCompiler in Node as the oracle)")
-	}
+	node := testenv.Node(t) // it runs core's jitCompiler in Node as the oracle
 	oracle, err := filepath.Abs(filepath.Join("testdata", "jit_oracle.js"))
 	if err != nil {
 		t.Fatal(err)

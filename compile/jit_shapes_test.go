@@ -2,7 +2,6 @@ package compile_test
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,10 +21,7 @@ import (
 // it must give, in dfd's engine, core's jitCompiler in Node and the CLI's own
 // JiT worker, the same response.
 func TestJitParityFunctionShapes(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("JiT parity test skipped: node not found in PATH (it runs core's jitCompiler in Node as the oracle)")
-	}
+	node := testenv.Node(t) // it runs core's jitCompiler in Node as the oracle
 	oracle, err := filepath.Abs(filepath.Join("testdata", "jit_oracle.js"))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dfdtools/dfd/internal/testenv"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -29,34 +30,19 @@ import (
 // of TestMarshal, a realistic graph, and a few thousand random messages with
 // shuffled, duplicated, packed/unpacked and unknown fields.
 //
-// Needs node and the CLI installed under
-// ${DFD_CACHE:-~/.cache/dfd-ci}/npm/_dataform_cli_3.0.69 (see protos/gen.sh
-// for the cache layout); skipped otherwise.
+// Needs node; the CLI and core come from testenv (installed into the cache
+// on first use). Without them the test fails: CI must run it.
 func TestOracle(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("oracle test skipped: node not found in PATH")
-	}
-	cache := os.Getenv("DFD_CACHE")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache", "dfd-ci")
-	}
-	nm := filepath.Join(cache, "npm", "_dataform_cli_3.0.69", "node_modules")
-	for _, p := range []string{"protobufjs/package.json", "@dataform/cli/bundle.js"} {
-		if _, err := os.Stat(filepath.Join(nm, p)); err != nil {
-			t.Skipf("oracle test skipped: %s missing (install with: npm i --prefix %s @dataform/cli@3.0.69)",
-				filepath.Join(nm, p), filepath.Dir(nm))
-		}
+	node := testenv.Node(t)
+	// .../node_modules/@dataform/cli → .../node_modules
+	nm := filepath.Dir(filepath.Dir(testenv.NPMPackage(t, "@dataform/cli@"+testenv.CLIVersion)))
+	if _, err := os.Stat(filepath.Join(nm, "protobufjs", "package.json")); err != nil {
+		t.Fatalf("the CLI's protobufjs is not where the oracle looks: %v", err)
 	}
 	protos := []string{abs(t, "testdata/exotic.proto"), abs(t, "testdata/exotic2.proto")}
-	coreDir := filepath.Join(cache, "npm", "_dataform_core_3.0.62", "node_modules", "@dataform", "core")
-	if _, err := os.Stat(filepath.Join(coreDir, "core.proto")); err == nil {
-		for _, f := range []string{"core.proto", "configs.proto", "extension.proto", "db_adapter.proto", "jit.proto"} {
-			protos = append(protos, filepath.Join(coreDir, f))
-		}
-	} else {
-		t.Logf("%s missing: dataform.* types are checked against the static code only", coreDir)
+	coreDir := testenv.CoreDir(t, testenv.CoreVersion)
+	for _, f := range []string{"core.proto", "configs.proto", "extension.proto", "db_adapter.proto", "jit.proto"} {
+		protos = append(protos, filepath.Join(coreDir, f))
 	}
 
 	type ocase struct {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dfdtools/dfd/internal/testenv"
 )
 
 // buildTree creates entries under root. Each entry is "dir/" (a
@@ -156,17 +158,14 @@ func TestFilePathsMatchesNodeGlob(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("symlink-heavy fixtures")
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not in PATH; cannot compare with the CLI's glob")
-	}
+	node := testenv.Node(t)
 	globDir := os.Getenv("DFD_GLOB_DIR")
 	if globDir == "" {
-		home, _ := os.UserHomeDir()
-		globDir = filepath.Join(home, ".cache/dfd-ci/npm/_dataform_cli_3.0.69/node_modules/glob")
+		// The glob the CLI's install brought: .../node_modules/@dataform/cli → .../node_modules/glob
+		globDir = filepath.Join(testenv.NPMPackage(t, "@dataform/cli@"+testenv.CLIVersion), "..", "..", "glob")
 	}
 	if _, err := os.Stat(filepath.Join(globDir, "package.json")); err != nil {
-		t.Skipf("the CLI's glob is not installed at %s (set DFD_GLOB_DIR to a glob 13 package dir): %v", globDir, err)
+		t.Fatalf("the CLI's glob is not at %s (DFD_GLOB_DIR may name a glob 13 package directory): %v", globDir, err)
 	}
 
 	root := t.TempDir()

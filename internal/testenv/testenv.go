@@ -58,6 +58,18 @@ func NPMPackage(t testing.TB, spec string) string {
 	return d
 }
 
+// Node is the node binary on PATH, which oracle tests run the official CLI
+// or core with. Without it the test fails rather than skips: CI must
+// exercise the comparisons (scripts/test.sh requires node).
+func Node(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is needed to run this test's oracle: %v", err)
+	}
+	return p
+}
+
 // CoreDir is the package directory of @dataform/core@version.
 func CoreDir(t testing.TB, version string) string {
 	return NPMPackage(t, "@dataform/core@"+version)

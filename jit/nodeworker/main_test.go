@@ -21,12 +21,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needNode skips the test when no Node.js ≥ 20 is installed.
+// needNode is the node the workers run on. Without a Node.js ≥ 20 the
+// test fails rather than skips: CI must test the node engine.
 func needNode(t testing.TB) string {
 	t.Helper()
 	node, _, err := nodeworker.FindNode()
 	if err != nil {
-		t.Skipf("the node engine needs Node.js %d or newer: %v", nodeworker.MinNodeMajor, err)
+		t.Fatalf("the node engine needs Node.js %d or newer: %v", nodeworker.MinNodeMajor, err)
 	}
 	return node
 }
