@@ -463,6 +463,18 @@ func TestWorkerGoneBeforeAccepting(t *testing.T) {
 			t.Errorf("%d workers started, want 2 (the one that died, the one that served)", n)
 		}
 	})
+	t.Run("refusing it", func(t *testing.T) {
+		// A worker that exits on a protocol error refused what it read,
+		// perhaps the request itself: not run again.
+		once := filepath.Join(t.TempDir(), "once")
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=refuses-request", onceEnv + "=" + once}})
+		_, err := p.Jit(context.Background(), workertest.JitJob(workertest.JitNoCalls), nil)
+		var ce *jit.CrashError
+		if !errors.As(err, &ce) || ce.ExitCode != jit.ExitProtocol {
+			t.Fatalf("err = %v, want the worker's exit with status %d", err, jit.ExitProtocol)
+		}
+		workertest.ExpectOK(t, p)
+	})
 	t.Run("after", func(t *testing.T) {
 		once := filepath.Join(t.TempDir(), "once")
 		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Env: []string{helperEnv + "=gone-after-accepting", onceEnv + "=" + once}})

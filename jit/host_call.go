@@ -107,9 +107,13 @@ func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wi
 				return ex, w.protocolFailure(fmt.Sprintf("sent an unexpected %T frame", f.GetKind()))
 			}
 		case <-w.dead:
-			// readLoop stored accepted and deadErr before closing dead.
-			ex.lost = !st.accepted.Load() && !errors.Is(w.deadErr, wire.ErrProtocol)
-			return ex, w.crash(reasonExited, nil)
+			ce := w.crash(reasonExited, nil)
+			// readLoop stored accepted and deadErr before closing dead. A
+			// worker that broke the protocol, or exited refusing what it
+			// read (perhaps the request: another worker would refuse it
+			// too), is not lost but failed.
+			ex.lost = !st.accepted.Load() && !errors.Is(w.deadErr, wire.ErrProtocol) && ce.ExitCode != ExitProtocol
+			return ex, ce
 		case <-deadline:
 			if err := interrupt(engine.ErrTimeout); err != nil {
 				return ex, err

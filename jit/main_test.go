@@ -141,6 +141,11 @@ func fakeWorker(mode string, args []string) int {
 		readRequest(false)
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
+	case "refuses-request":
+		// As a worker that cannot read the request it was sent.
+		hello()
+		readRequest(false)
+		return jit.ExitProtocol
 	case "gone-after-accepting":
 		hello()
 		firstRequest()

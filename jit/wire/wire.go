@@ -33,10 +33,11 @@
 //     that arrive meanwhile queue (each is accepted when read). A worker
 //     that dies before accepting a request has run nothing of it, no user
 //     code and no adapter call, so the host runs the request on another
-//     worker: that is how a worker killed from outside while idle (which
-//     can look alive for a moment) costs no request its answer, with no
-//     clock involved. A Response or AdapterCall of a request not yet
-//     accepted is a protocol error.
+//     worker (unless the worker exited on a protocol error: it may have
+//     refused the request itself): that is how a worker killed from
+//     outside while idle (which can look alive for a moment) costs no
+//     request its answer, with no clock involved. A Response or
+//     AdapterCall of a request not yet accepted is a protocol error.
 //  3. While a Jit request runs, its DbAdapter calls reach the host as
 //     AdapterCall{call_id, request_id, method, request}; several may be in
 //     flight. The host answers each with exactly one
