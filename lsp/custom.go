@@ -91,7 +91,7 @@ type PreviewResult struct {
 
 // PreviewAction is one action of a dfd/preview result.
 type PreviewAction struct {
-	*workspace.Action
+	workspace.Action
 	JitPreview *JitPreview `json:"jitPreview,omitempty"`
 }
 
@@ -144,7 +144,7 @@ func (s *Server) preview(ctx context.Context, raw []byte) (*PreviewResult, error
 	runJit := params.Jit == nil || *params.Jit
 	var wg sync.WaitGroup
 	for i, a := range actions {
-		res.Actions[i] = PreviewAction{Action: a}
+		res.Actions[i] = PreviewAction{Action: *a}
 		if a.Jit && runJit && snap.Result != nil {
 			wg.Add(1)
 			go func() {

@@ -19,67 +19,12 @@
 // Each <pre class="sql"> follows a <button class="copy"> in its .sql-head.
 import { escapeHtml, highlightSql } from "./sqlTokenizer";
 
-export interface Target {
-  database?: string;
-  schema?: string;
-  name: string;
-}
+// The result types are generated from the server's Go types
+// (go run ./lsp/gen → protocol_gen.ts), so they are what dfd sends.
+import type { AdapterCall, JitPreview, PreviewAction, PreviewResult, SQL, Target } from "./protocol_gen";
 
-export interface SqlSet {
-  query?: string;
-  preOps?: string[];
-  postOps?: string[];
-  incrementalQuery?: string;
-  incrementalPreOps?: string[];
-  incrementalPostOps?: string[];
-  queries?: string[];
-}
-
-export interface AdapterCall {
-  method: string;
-  summary?: string;
-  /** An Execute's whole statement, invisible characters shown (␍, ␀, ⟨U+202E⟩). */
-  statement?: string;
-  durationMs?: number;
-  cached?: boolean;
-  dryRun?: boolean;
-  error?: string;
-  notes?: string[];
-}
-
-export interface JitPreview {
-  sql?: SqlSet;
-  elapsedMs?: number;
-  adapter?: string;
-  adapterCalls?: AdapterCall[];
-  warnings?: string[];
-  error?: string;
-}
-
-export interface PreviewAction {
-  target: Target;
-  canonicalTarget?: Target;
-  type: string;
-  file?: string;
-  tags?: string[];
-  description?: string;
-  dependencies?: Target[];
-  disabled?: boolean;
-  jit?: boolean;
-  columns?: { name: string; description?: string }[];
-  sql?: SqlSet;
-  jitPreview?: JitPreview;
-}
-
-export interface PreviewResult {
-  uri: string;
-  project?: string;
-  version?: number;
-  coreVersion?: string;
-  compileMs?: number;
-  error?: string;
-  actions?: PreviewAction[];
-}
+export type { AdapterCall, JitPreview, PreviewAction, PreviewResult, Target };
+export type SqlSet = SQL;
 
 export function targetString(t: Target | undefined): string {
   if (!t) {

@@ -17,12 +17,10 @@ import { initializationOptions, serverArgs } from "./settings";
 
 export type ServerState = "stopped" | "starting" | "running" | "restarting" | "failed";
 
-export interface PreviewChanged {
-  project: string;
-  version?: number;
-  uris?: string[];
-  error?: string;
-}
+import type { PreviewChangedParams } from "./protocol_gen";
+
+/** dfd/previewChanged (generated from the server's Go type). */
+export type PreviewChanged = PreviewChangedParams;
 
 const STDERR_TAIL_LINES = 30;
 

@@ -1,35 +1,13 @@
 // The status bar item's text and tooltip from a dfd/status result. Pure.
 
-export interface WorkersStatus {
-  ready?: number;
-  busy?: number;
-  total?: number;
-}
+// The dfd/status and dfd/refreshMetadata types are generated from the
+// server's Go types (go run ./lsp/gen → protocol_gen.ts).
+import type { MetadataStatus, RefreshMetadataResult, StatusProject, StatusResult, WorkerStatus } from "./protocol_gen";
 
-export interface MetadataStatus {
-  source?: string;
-  state?: string;
-  detail?: string;
-}
-
-export interface ProjectStatus {
-  root: string;
-  version?: number;
-  compiledVersion?: number;
-  coreVersion?: string;
-  actions?: number;
-  compileMs?: number;
-  error?: string;
-  deferredEdits?: boolean;
-  workers?: WorkersStatus;
-  metadata?: MetadataStatus;
-}
-
-export interface StatusResult {
-  serverVersion?: string;
-  projects?: ProjectStatus[];
-  invariantViolations?: number;
-}
+export type { MetadataStatus, StatusResult };
+export type WorkersStatus = WorkerStatus;
+export type ProjectStatus = StatusProject;
+export type RefreshResult = RefreshMetadataResult;
 
 export type StatusKind = "ok" | "error" | "none" | "stopped" | "starting" | "compiling";
 
@@ -189,9 +167,6 @@ export const STARTING_VIEW: StatusView = {
   tooltip: "Starting the dfd language server…",
 };
 
-export interface RefreshResult {
-  projects?: { root: string; source?: string; refreshed?: number; error?: string }[];
-}
 
 /** The message after dfd/refreshMetadata. */
 export function refreshSummary(r: RefreshResult | undefined | null): { message: string; failed: boolean } {

@@ -38,3 +38,42 @@ export function section(html: string, target: string): string {
   const end = html.indexOf("</section>", start);
   return html.slice(html.lastIndexOf("<section", start), end + "</section>".length);
 }
+
+// Builders of server results for tests that write one inline: every field
+// the server always sends gets a plain value, so that the test states only
+// what it is about (the types come from the server's Go types).
+import type { AdapterCall, JitPreview, PreviewAction, PreviewResult, RefreshedProject, StatusProject, StatusResult } from "../src/protocol_gen";
+
+type PartialJit = Omit<Partial<JitPreview>, "adapterCalls"> & { adapterCalls?: Partial<AdapterCall>[] };
+type PartialAction = Omit<Partial<PreviewAction>, "jitPreview"> & { jitPreview?: PartialJit };
+
+export function previewResult(r: Omit<Partial<PreviewResult>, "actions"> & { actions?: PartialAction[] }): PreviewResult {
+  return { uri: "file:///p/x.sqlx", project: "file:///p", version: 1, compileMs: 1, ...r, actions: (r.actions ?? []).map(action) };
+}
+
+export function action(a: PartialAction): PreviewAction {
+  const target = a.target ?? { name: "a" };
+  const { jitPreview, ...rest } = a;
+  const out: PreviewAction = { canonicalTarget: target, file: "definitions/a.sqlx", tags: [], dependencies: [], sql: {}, type: "table", ...rest, target };
+  if (jitPreview) {
+    const { adapterCalls, ...jit } = jitPreview;
+    out.jitPreview = { elapsedMs: 0, ...jit, adapterCalls: adapterCalls?.map(call) };
+  }
+  return out;
+}
+
+export function call(c: Partial<AdapterCall>): AdapterCall {
+  return { method: "Execute", summary: "", durationMs: 0, ...c };
+}
+
+export function statusResult(r: Omit<Partial<StatusResult>, "projects"> & { projects?: Partial<StatusProject>[] }): StatusResult {
+  return { serverVersion: "0.0.0", invariantViolations: 0, ...r, projects: (r.projects ?? []).map(statusProject) };
+}
+
+export function statusProject(p: Partial<StatusProject>): StatusProject {
+  return { root: "file:///p", version: 1, compiledVersion: 1, actions: 0, compileMs: 1, ...p };
+}
+
+export function refreshed(p: Partial<RefreshedProject>): RefreshedProject {
+  return { root: "file:///p", source: "none", refreshed: 0, ...p };
+}

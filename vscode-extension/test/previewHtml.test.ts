@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { describe, it } from "node:test";
 import { PreviewResult, relativeFile, renderMessage, renderPreviewBody, renderPreviewPage, targetString } from "../src/previewHtml";
-import { actionTargets, fixture, section, sqlBlocks, textOf } from "./helpers";
+import { actionTargets, fixture, previewResult, section, sqlBlocks, textOf } from "./helpers";
 
 // The preview-*.json fixtures are real dfd/preview results captured with
 // scripts/capture-fixtures.mjs (see there to regenerate them).
@@ -126,11 +126,11 @@ describe("preview rendering", () => {
   });
 
   it("says when a file defines no actions", () => {
-    assert.match(renderPreviewBody({ uri: "file:///p/includes/x.js", project: "file:///p", actions: [] }), /This file defines no actions/);
+    assert.match(renderPreviewBody(previewResult({ uri: "file:///p/includes/x.js", project: "file:///p", actions: [] })), /This file defines no actions/);
   });
 
   it("renders cached and dry-run calls, notes and a disabled action", () => {
-    const html = renderPreviewBody({
+    const html = renderPreviewBody(previewResult({
       uri: "file:///p/definitions/a.js",
       project: "file:///p",
       actions: [
@@ -151,7 +151,7 @@ describe("preview rendering", () => {
           },
         },
       ],
-    });
+    }));
     assert.match(html, /<span class="badge disabled">disabled<\/span>/);
     assert.match(html, /<tr class="call" data-method="Execute">.*<td class="cached">no<\/td><td class="dryrun">yes<\/td>/);
     assert.match(html, /<tr class="call" data-method="GetTable">.*<td class="cached">yes<\/td><td class="dryrun">no<\/td>/);
@@ -161,7 +161,7 @@ describe("preview rendering", () => {
   });
 
   it("shows a call's whole statement, with the server's visible control characters, when the summary cannot", () => {
-    const html = renderPreviewBody({
+    const html = renderPreviewBody(previewResult({
       uri: "file:///p/definitions/probe.js",
       project: "file:///p",
       actions: [
@@ -180,7 +180,7 @@ describe("preview rendering", () => {
           },
         },
       ],
-    });
+    }));
     assert.match(html, /<code>SELECT 1 --␍; DROP TABLE `d\.t`<\/code>/);
     assert.equal([...html.matchAll(/<details class="statement">/g)].length, 1, "only the multi-line statement gets its own block");
     assert.match(html, /<pre>SELECT a\nFROM t<\/pre>/);
@@ -188,7 +188,7 @@ describe("preview rendering", () => {
 
   it("escapes everything the server sends, including <script> in SQL", () => {
     const evil = "<script>alert(1)</script>";
-    const html = renderPreviewBody({
+    const html = renderPreviewBody(previewResult({
       uri: `file:///p/definitions/${evil}.sqlx`,
       project: "file:///p",
       coreVersion: evil,
@@ -211,7 +211,7 @@ describe("preview rendering", () => {
           },
         },
       ],
-    });
+    }));
     assert.ok(!/<script|<img/i.test(html), html);
     assert.ok(html.includes("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert.equal(sqlBlocks(html).find((b) => b.kind === "query")?.text, `SELECT '${evil}' AS x -- ${evil}`);

@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { describe, it } from "node:test";
 import { folderName, projectFor, refreshSummary, STOPPED_VIEW, statusView, StatusResult } from "../src/status";
-import { fixture } from "./helpers";
+import { fixture, refreshed, statusResult } from "./helpers";
 
 // status.json is a real dfd/status result (scripts/capture-fixtures.mjs):
 // projects clickstream (9 actions), nocore (no @dataform/core) and warehouse.
@@ -37,14 +37,14 @@ describe("status bar", () => {
   });
 
   it("says when there is no Dataform project", () => {
-    const v = statusView({ projects: [], invariantViolations: 0 });
+    const v = statusView(statusResult({ projects: [], invariantViolations: 0 }));
     assert.equal(v.kind, "none");
     assert.equal(v.text, "$(database) dfd: no Dataform project");
     assert.equal(statusView(undefined).kind, "none");
   });
 
   it("renders workers and metadata when the server reports them", () => {
-    const r: StatusResult = {
+    const r: StatusResult = statusResult({
       projects: [
         {
           root: "file:///repo/my%20proj",
@@ -56,7 +56,7 @@ describe("status bar", () => {
           metadata: { source: "bigquery", state: "offline", detail: "cannot reach bigquery.googleapis.com" },
         },
       ],
-    };
+    });
     const v = statusView(r);
     assert.equal(v.text, "$(database) dfd: my proj · core 3.0.62 · 1 action · 2 workers · metadata offline");
     assert.match(v.tooltip, /workers: 2 \(1 ready, 1 busy\)/);
@@ -66,7 +66,7 @@ describe("status bar", () => {
   });
 
   it("shows the server version, deferred edits and a metadata error", () => {
-    const v = statusView({
+    const v = statusView(statusResult({
       serverVersion: "0.4.0",
       projects: [
         {
@@ -79,7 +79,7 @@ describe("status bar", () => {
           metadata: { source: "snapshot", state: "error", detail: "snapshot /r/m.json: no such file" },
         },
       ],
-    });
+    }));
     assert.equal(v.text, "$(database) dfd: r · core 3.0.62 · 3 actions · metadata error");
     assert.match(v.tooltip, /^dfd 0\.4\.0 — Dataform language server/);
     assert.match(v.tooltip, /edits wait for a save/);
@@ -87,7 +87,7 @@ describe("status bar", () => {
   });
 
   it("spins while a compile is pending", () => {
-    const v = statusView({ projects: [{ root: "file:///r", version: 5, compiledVersion: 4, actions: 2, coreVersion: "3.0.62" }] });
+    const v = statusView(statusResult({ projects: [{ root: "file:///r", version: 5, compiledVersion: 4, actions: 2, coreVersion: "3.0.62" }] }));
     assert.equal(v.kind, "compiling");
     assert.equal(v.text, "$(sync~spin) dfd: r · core 3.0.62 · 2 actions");
     assert.match(v.tooltip, /compile pending/);
@@ -106,14 +106,14 @@ describe("status bar", () => {
   });
 
   it("summarises a metadata refresh", () => {
-    assert.deepEqual(refreshSummary({ projects: [{ root: "file:///w/a", source: "snapshot", refreshed: 10 }] }), {
+    assert.deepEqual(refreshSummary({ projects: [refreshed({ root: "file:///w/a", source: "snapshot", refreshed: 10 })] }), {
       message: "dfd: metadata refreshed — a: snapshot re-read (10 tables)",
       failed: false,
     });
     const bad = refreshSummary({
       projects: [
         { root: "file:///w/a", source: "bigquery", refreshed: 1 },
-        { root: "file:///w/b", source: "bigquery", error: "no credentials" },
+        refreshed({ root: "file:///w/b", source: "bigquery", error: "no credentials" }),
         { root: "file:///w/c", source: "none", refreshed: 0 },
       ],
     });

@@ -1,0 +1,43 @@
+package lsp_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/lsp"
+)
+
+// The extension's unit tests render captured dfd/preview and dfd/status
+// answers (vscode-extension/test/fixtures, captured by its
+// scripts/capture-fixtures.mjs). They must still be answers this server
+// could send: every field they hold is a field of the Go result types (a
+// renamed or removed field fails here; the TypeScript types are generated
+// from the same Go types by lsp/gen).
+func TestExtensionFixturesMatchTheProtocol(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(), "vscode-extension", "test", "fixtures")
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures in %s: %v", dir, err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any = &lsp.PreviewResult{}
+			if filepath.Base(f) == "status.json" {
+				v = &lsp.StatusResult{}
+			}
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(v); err != nil {
+				t.Fatalf("not a %T the server could send: %v (recapture with vscode-extension/scripts/capture-fixtures.mjs)", v, err)
+			}
+		})
+	}
+}
