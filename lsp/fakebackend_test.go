@@ -45,7 +45,9 @@ type fakeProjectBackend struct {
 
 func (pb *fakeProjectBackend) Close() error { return nil }
 
-func (pb *fakeProjectBackend) Check(context.Context, workspace.CheckRequest) []workspace.Diagnostic { return nil }
+func (pb *fakeProjectBackend) Check(context.Context, workspace.CheckRequest) []workspace.Diagnostic {
+	return nil
+}
 
 func (pb *fakeProjectBackend) Compile(ctx context.Context, req workspace.CompileRequest) (*workspace.CompileResult, error) {
 	b, root := pb.b, pb.root
