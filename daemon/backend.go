@@ -18,6 +18,7 @@ import (
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/gsql"
+	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 	"github.com/dfdtools/dfd/settings"
@@ -405,16 +406,16 @@ func (op *openProject) JitPreview(ctx context.Context, req workspace.JitRequest)
 	pre, preRecs := prefetch(ctx, guarded, op.jitMem.get(memKey))
 	var reads callLog
 	start := time.Now()
-	resp, err := op.runner.Jit(ctx, JitJob{
-		Request:  enc,
-		Overlays: h.overlays,
-		RPC: func(ctx context.Context, method string, req []byte) ([]byte, error) {
-			resp, err := adapters.Dispatch(ctx, rec, method, req)
-			if err == nil {
-				reads.add(method, req)
-			}
-			return resp, err
-		},
+	rpc := func(ctx context.Context, method string, req []byte) ([]byte, error) {
+		resp, err := adapters.Dispatch(ctx, rec, method, req)
+		if err == nil {
+			reads.add(method, req)
+		}
+		return resp, err
+	}
+	resp, err := op.runner.Jit(ctx, rpc, jit.JitJob{
+		Request:    enc,
+		Overlay:    h.overlays,
 		Prefetched: pre,
 		OnPrefetched: func(i int) {
 			rec.Add(preRecs[i])

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/workspace"
@@ -135,12 +136,12 @@ func (op *openProject) checkJit(ctx context.Context, ms metaSource, g *dataformp
 	rec := adapters.NewRecorder(checkPolicy(settings).Wrap(ms.adapter))
 	actx, cancel := context.WithTimeout(ctx, timeout+time.Second)
 	defer cancel()
-	_, err = op.runner.Jit(actx, JitJob{
-		Request:  enc,
-		Overlays: overlays,
-		RPC: func(ctx context.Context, method string, req []byte) ([]byte, error) {
-			return adapters.Dispatch(ctx, rec, method, req)
-		},
+	rpc := func(ctx context.Context, method string, req []byte) ([]byte, error) {
+		return adapters.Dispatch(ctx, rec, method, req)
+	}
+	_, err = op.runner.Jit(actx, rpc, jit.JitJob{
+		Request: enc,
+		Overlay: overlays,
 		Timeout: timeout,
 		Log: func(level, msg string) {
 			b.log.Debug("jit check console."+level+": "+msg, "action", name)

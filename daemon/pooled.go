@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/project"
 )
@@ -183,12 +184,8 @@ func (r *pooled) Compile(ctx context.Context, job CompileJob) (*compile.Result, 
 }
 
 // Jit implements Runner.
-func (r *pooled) Jit(ctx context.Context, job JitJob) ([]byte, error) {
-	jj := jit.JitJob{Request: job.Request, Overlay: job.Overlays, Timeout: job.Timeout, Log: job.Log, OnPrefetched: job.OnPrefetched}
-	for _, c := range job.Prefetched {
-		jj.Prefetched = append(jj.Prefetched, jit.PrefetchedCall{Method: c.Method, Request: c.Request, Response: c.Response})
-	}
-	out, err := r.jitPool.Jit(ctx, jj, job.RPC)
+func (r *pooled) Jit(ctx context.Context, rpc engine.RPC, job jit.JitJob) ([]byte, error) {
+	out, err := r.jitPool.Jit(ctx, job, rpc)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/jit"
 )
 
 // JiT code usually asks the same metadata every time it runs (the columns
@@ -58,13 +59,13 @@ func prefetchable(method string) bool {
 
 // prefetch asks calls through a (the preview's policy-wrapped adapter) and
 // returns the successful answers with their records.
-func prefetch(ctx context.Context, a adapters.DbAdapter, calls []rememberedCall) ([]PrefetchedCall, []adapters.Call) {
+func prefetch(ctx context.Context, a adapters.DbAdapter, calls []rememberedCall) ([]jit.PrefetchedCall, []adapters.Call) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, prefetchBudget)
 	defer cancel()
-	var pre []PrefetchedCall
+	var pre []jit.PrefetchedCall
 	var recs []adapters.Call
 	seen := map[string]bool{}
 	for _, c := range calls {
@@ -81,7 +82,7 @@ func prefetch(ctx context.Context, a adapters.DbAdapter, calls []rememberedCall)
 		}
 		rec := rs[0]
 		rec.Notes = append(slices.Clone(rec.Notes), "read before the run and answered in the worker")
-		pre = append(pre, PrefetchedCall{Method: c.method, Request: c.request, Response: resp})
+		pre = append(pre, jit.PrefetchedCall{Method: c.method, Request: c.request, Response: resp})
 		recs = append(recs, rec)
 	}
 	return pre, recs

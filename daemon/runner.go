@@ -9,6 +9,7 @@ import (
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/project"
 )
 
@@ -27,15 +28,18 @@ type Runner interface {
 	// Compile compiles the project as the CLI would, reading Overlays
 	// instead of the files on disk where given.
 	Compile(ctx context.Context, job CompileJob) (*compile.Result, error)
-	// Jit runs an encoded dataform.JitCompilationRequest and returns the
-	// encoded dataform.JitCompilationResponse. JiT code's database calls
-	// go to job.RPC.
-	Jit(ctx context.Context, job JitJob) ([]byte, error)
+	// Jit runs job (an encoded dataform.JitCompilationRequest and what it
+	// may read) and returns the encoded dataform.JitCompilationResponse.
+	// JiT code's database calls go to rpc. Runners without a process
+	// boundary ignore job.Prefetched (a call of rpc costs them nothing).
+	Jit(ctx context.Context, rpc engine.RPC, job jit.JitJob) ([]byte, error)
 	// Close releases the runner (and, for a pool, its workers).
 	Close() error
 }
 
-// CompileJob is one compilation.
+// CompileJob is one compilation, as the project sees it: the file list and
+// the unsaved buffers. (A pool's jit.CompileJob is the encoded request that
+// pooled builds from it; InProcess hands the same to compile.RunPrepared.)
 type CompileJob struct {
 	// Overlays are unsaved buffers by root-relative slash path.
 	Overlays map[string][]byte
@@ -44,27 +48,6 @@ type CompileJob struct {
 	Timeout   time.Duration
 	// Log receives console output of the project's JavaScript.
 	Log func(level, msg string)
-}
-
-// JitJob is one JiT compilation.
-type JitJob struct {
-	Request  []byte
-	Overlays map[string][]byte // files JiT code may require
-	RPC      engine.RPC
-	Timeout  time.Duration
-	Log      func(level, msg string)
-	// Prefetched answers may be used instead of calling RPC for calls
-	// with exactly the same method and request; OnPrefetched(i) is then
-	// called, in call order. Runners without a process boundary ignore
-	// them (a call to RPC costs them nothing).
-	Prefetched   []PrefetchedCall
-	OnPrefetched func(i int)
-}
-
-// PrefetchedCall is an adapter call's answer obtained before the run.
-type PrefetchedCall struct {
-	Method            string
-	Request, Response []byte
 }
 
 // RunnerFactory makes the Runner of an opened project: NewInProcess (the
@@ -193,8 +176,8 @@ func (r *InProcess) Compile(ctx context.Context, job CompileJob) (*compile.Resul
 }
 
 // Jit implements Runner.
-func (r *InProcess) Jit(ctx context.Context, job JitJob) ([]byte, error) {
-	pr, files, done, err := r.begin(ctx, job.Log, job.Overlays)
+func (r *InProcess) Jit(ctx context.Context, rpc engine.RPC, job jit.JitJob) ([]byte, error) {
+	pr, files, done, err := r.begin(ctx, job.Log, job.Overlay)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +187,7 @@ func (r *InProcess) Jit(ctx context.Context, job JitJob) ([]byte, error) {
 		ctx, cancel = context.WithTimeout(ctx, job.Timeout)
 		defer cancel()
 	}
-	return pr.rt.JitCompile(ctx, files, job.Request, job.RPC)
+	return pr.rt.JitCompile(ctx, files, job.Request, rpc)
 }
 
 // Close implements Runner: it waits for a runtime in preparation.
