@@ -1,0 +1,750 @@
+package gsql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	googlesql "github.com/goccy/go-googlesql"
+)
+
+// Type is a column type in BigQuery's words: Kind is "INT64", "STRING",
+// "NUMERIC", …, or "ARRAY" (Elem set) or "STRUCT" (Fields set).
+type Type struct {
+	Kind   string
+	Elem   *Type
+	Fields []Column
+}
+
+func (t Type) String() string {
+	switch t.Kind {
+	case "ARRAY":
+		if t.Elem == nil {
+			return "ARRAY<?>"
+		}
+		return "ARRAY<" + t.Elem.String() + ">"
+	case "STRUCT":
+		parts := make([]string, len(t.Fields))
+		for i, f := range t.Fields {
+			parts[i] = f.Name + " " + f.Type.String()
+		}
+		return "STRUCT<" + strings.Join(parts, ", ") + ">"
+	}
+	return t.Kind
+}
+
+// Column is a named column (or STRUCT field).
+type Column struct {
+	Name        string
+	Type        Type
+	Description string
+}
+
+// Table is a table the analyzer may read: a warehouse table from the
+// metadata source, or an action's inferred output. Path is
+// "project.dataset.table" (a wildcard table ends in "*").
+type Table struct {
+	Path    string
+	Columns []Column
+	// Pseudo are columns a query may name but SELECT * does not return
+	// (_PARTITIONTIME, _PARTITIONDATE, _TABLE_SUFFIX).
+	Pseudo []Column
+}
+
+// Catalog is the tables one analysis sees: BigQuery's built-in functions
+// and types plus Added tables, each findable as `project.dataset.table` (one
+// quoted name or three), and as `dataset.table` in the default project.
+// A Catalog is used by one goroutine at a time; the engine runs one
+// analysis at a time anyway.
+type Catalog struct {
+	defaultProject string
+	cat            *googlesql.SimpleCatalog
+	tf             *googlesql.TypeFactory
+	opts           *googlesql.AnalyzerOptions
+	tables         map[string]Table // by lower-case path
+	nested         map[string]*googlesql.SimpleCatalog
+	// tempFns are the temporary functions statements declared (CREATE
+	// TEMP FUNCTION in pre_operations), by lower-case name: true when
+	// registered with its signature, false when dfd could not register it
+	// (a templated ANY TYPE argument) or when two actions declare it
+	// differently — calls to those are never reported.
+	tempFns map[string]bool
+	keep    []*googlesql.AnalyzerOutput // owners of registered functions' signatures
+}
+
+// analyzerBase is what every catalog shares: the language, the analyzer
+// options and the type factory (built-in functions are added per catalog).
+var (
+	analyzerOnce sync.Once
+	analyzerLang *googlesql.LanguageOptions
+	analyzerErr  error
+)
+
+func analyzerLanguage() (*googlesql.LanguageOptions, error) {
+	analyzerOnce.Do(func() {
+		if _, err := theEngine(); err != nil {
+			analyzerErr = err
+			return
+		}
+		analyzerLang, analyzerErr = languageOptions()
+	})
+	return analyzerLang, analyzerErr
+}
+
+// NewCatalog makes an empty catalog; dataset.table names resolve in
+// defaultProject.
+func NewCatalog(defaultProject string) (*Catalog, error) {
+	lang, err := analyzerLanguage()
+	if err != nil {
+		return nil, err
+	}
+	tf, err := googlesql.NewTypeFactory()
+	if err != nil {
+		return nil, fmt.Errorf("type factory: %w", err)
+	}
+	cat, err := googlesql.NewSimpleCatalog("dfd", tf)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	if err := cat.AddBuiltinFunctionsAndTypes(&googlesql.BuiltinFunctionOptions{LanguageOptions: lang}); err != nil {
+		return nil, fmt.Errorf("built-in functions: %w", err)
+	}
+	opts, err := googlesql.NewAnalyzerOptions2()
+	if err != nil {
+		return nil, fmt.Errorf("analyzer options: %w", err)
+	}
+	if err := opts.SetLanguage(lang); err != nil {
+		return nil, err
+	}
+	if err := opts.SetErrorMessageMode(googlesql.ErrorMessageModeErrorMessageOneLine); err != nil {
+		return nil, err
+	}
+	// Dataform SQL has no query parameters, but JiT and operations may:
+	// their types are BigQuery's business, never an error of dfd's.
+	if err := opts.SetAllowUndeclaredParameters(true); err != nil {
+		return nil, err
+	}
+	return &Catalog{defaultProject: defaultProject, cat: cat, tf: tf, opts: opts,
+		tables: map[string]Table{}, nested: map[string]*googlesql.SimpleCatalog{}, tempFns: map[string]bool{}}, nil
+}
+
+// Has reports whether the catalog has a table of this path (case
+// insensitive, as BigQuery's dataset and table names are not, but dfd
+// cannot know a project's collation: a miss is only ever a skipped check).
+func (c *Catalog) Has(path string) bool {
+	_, ok := c.tables[strings.ToLower(path)]
+	return ok
+}
+
+// Table is the table of this path, if the catalog has it.
+func (c *Catalog) Table(path string) (Table, bool) {
+	t, ok := c.tables[strings.ToLower(path)]
+	return t, ok
+}
+
+// Add makes t findable. Adding a path twice replaces nothing (the first
+// schema wins): callers add warehouse tables first, or inferred ones.
+func (c *Catalog) Add(t Table) error {
+	key := strings.ToLower(t.Path)
+	if _, ok := c.tables[key]; ok {
+		return nil
+	}
+	parts := strings.Split(t.Path, ".")
+	if len(parts) != 3 {
+		return fmt.Errorf("table path %q is not project.dataset.table", t.Path)
+	}
+	// One quoted name: `p.d.t`.
+	if err := c.addAt(c.cat, t.Path, t); err != nil {
+		return err
+	}
+	// Three names: p.d.t, `p`.`d`.`t`.
+	dsCat, err := c.sub(c.cat, parts[0], parts[1])
+	if err != nil {
+		return err
+	}
+	if err := c.addAt(dsCat, parts[2], t); err != nil {
+		return err
+	}
+	// In the default project: d.t, `d.t`.
+	if strings.EqualFold(parts[0], c.defaultProject) {
+		dflt, err := c.sub(c.cat, "", parts[1])
+		if err != nil {
+			return err
+		}
+		if err := c.addAt(dflt, parts[2], t); err != nil {
+			return err
+		}
+		if err := c.addAt(c.cat, parts[1]+"."+parts[2], t); err != nil {
+			return err
+		}
+	}
+	c.tables[key] = t
+	return nil
+}
+
+// sub is the catalog of dataset ds in project (project "" = the root).
+func (c *Catalog) sub(root *googlesql.SimpleCatalog, project, ds string) (*googlesql.SimpleCatalog, error) {
+	parent := root
+	key := ""
+	if project != "" {
+		key = strings.ToLower(project)
+		p, ok := c.nested[key]
+		if !ok {
+			var err error
+			if p, err = googlesql.NewSimpleCatalog(project, c.tf); err != nil {
+				return nil, err
+			}
+			if err := root.AddCatalog(p); err != nil { // not owned: c.nested keeps it alive and usable
+				return nil, fmt.Errorf("catalog %s: %w", project, err)
+			}
+			c.nested[key] = p
+		}
+		parent = p
+	}
+	dkey := key + "\x00" + strings.ToLower(ds)
+	d, ok := c.nested[dkey]
+	if !ok {
+		var err error
+		if d, err = googlesql.NewSimpleCatalog(ds, c.tf); err != nil {
+			return nil, err
+		}
+		if err := parent.AddCatalog(d); err != nil {
+			return nil, fmt.Errorf("catalog %s.%s: %w", project, ds, err)
+		}
+		c.nested[dkey] = d
+	}
+	return d, nil
+}
+
+func (c *Catalog) addAt(cat *googlesql.SimpleCatalog, name string, t Table) error {
+	st, err := googlesql.NewSimpleTable(name, 0)
+	if err != nil {
+		return err
+	}
+	add := func(col Column, pseudo bool) error {
+		typ, err := c.gsqlType(col.Type)
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", t.Path, col.Name, err)
+		}
+		sc, err := googlesql.NewSimpleColumn(name, col.Name, typ, pseudo, true)
+		if err != nil {
+			return err
+		}
+		return st.AddColumn2(sc, true)
+	}
+	for _, col := range t.Columns {
+		if err := add(col, false); err != nil {
+			return err
+		}
+	}
+	for _, col := range t.Pseudo {
+		if err := add(col, true); err != nil {
+			return err
+		}
+	}
+	return cat.AddOwnedTable(st)
+}
+
+// gsqlType is t in the engine's type factory.
+func (c *Catalog) gsqlType(t Type) (googlesql.Googlesql_TypeNode, error) {
+	tf := c.tf
+	switch strings.ToUpper(t.Kind) {
+	case "INT64", "INTEGER", "INT", "SMALLINT", "BIGINT", "TINYINT", "BYTEINT":
+		return tf.GetInt64()
+	case "FLOAT64", "FLOAT", "DOUBLE":
+		return tf.GetDouble()
+	case "BOOL", "BOOLEAN":
+		return tf.GetBool()
+	case "STRING":
+		return tf.GetString()
+	case "BYTES":
+		return tf.GetBytes()
+	case "DATE":
+		return tf.GetDate()
+	case "DATETIME":
+		return tf.GetDatetime()
+	case "TIME":
+		return tf.GetTime()
+	case "TIMESTAMP":
+		return tf.GetTimestamp()
+	case "NUMERIC", "DECIMAL":
+		return tf.GetNumeric()
+	case "BIGNUMERIC", "BIGDECIMAL":
+		return tf.GetBignumeric()
+	case "GEOGRAPHY":
+		return tf.GetGeography()
+	case "JSON":
+		return tf.GetJson()
+	case "INTERVAL":
+		return tf.GetInterval()
+	case "ARRAY":
+		if t.Elem == nil {
+			return nil, errors.New("ARRAY without an element type")
+		}
+		e, err := c.gsqlType(*t.Elem)
+		if err != nil {
+			return nil, err
+		}
+		return tf.MakeArrayType2(e)
+	case "STRUCT", "RECORD":
+		fields := make([]*googlesql.StructField, len(t.Fields))
+		for i, f := range t.Fields {
+			ft, err := c.gsqlType(f.Type)
+			if err != nil {
+				return nil, err
+			}
+			fields[i] = &googlesql.StructField{Name: f.Name, Type_: ft}
+		}
+		return tf.MakeStructTypeFromVector2(fields)
+	}
+	return nil, fmt.Errorf("type %s is not known to dfd", t.Kind)
+}
+
+// ErrorKind classifies what the analyzer found.
+type ErrorKind string
+
+const (
+	UnknownColumn   ErrorKind = "unknown-column"
+	UnknownTable    ErrorKind = "unknown-table"
+	UnknownFunction ErrorKind = "unknown-function"
+	TypeMismatch    ErrorKind = "type-mismatch"
+	// OtherError is a rule of BigQuery's that GoogleSQL applies the same
+	// way (an ambiguous column, a column neither grouped nor aggregated):
+	// a warning.
+	OtherError ErrorKind = "sql"
+	// UnsureError is anything else the analyzer rejects: GoogleSQL's
+	// open-source analyzer is not BigQuery, so it is only a hint.
+	UnsureError ErrorKind = "sql-unsure"
+)
+
+// Certain reports whether a problem of this kind is an error BigQuery
+// would report too.
+func (k ErrorKind) Certain() bool {
+	switch k {
+	case UnknownColumn, UnknownTable, UnknownFunction, TypeMismatch:
+		return true
+	}
+	return false
+}
+
+// Problem is what the analyzer found wrong with a statement: the first
+// problem only (the analyzer stops there). Line and Column are 1-based in
+// the statement, in bytes of its line.
+type Problem struct {
+	Kind    ErrorKind
+	Message string // the first line of the analyzer's message, without the position
+	Detail  string // the rest (candidate signatures of "No matching signature", …)
+	Line    int
+	Column  int
+}
+
+// Analysis is the outcome of analysing one statement.
+type Analysis struct {
+	// Problem is set when the analyzer rejects the statement.
+	Problem *Problem
+	// Columns is the output schema of a query.
+	Columns []Column
+	// Skipped says why the statement was not analysed (no problem is
+	// then certain): a table it reads has no schema, it is not one
+	// statement, GoogleSQL cannot parse what BigQuery may accept.
+	Skipped string
+	// Unknown are the tables the statement reads that have no schema.
+	Unknown []string
+}
+
+var atRE = regexp.MustCompile(`\s*\[at (\d+):(\d+)\]\s*$`)
+
+// Analyze analyses one statement against the catalog. It is not an error
+// when the statement is wrong; errors are failures of the engine.
+func (c *Catalog) Analyze(ctx context.Context, stmt string) (Analysis, error) {
+	if err := ctx.Err(); err != nil {
+		return Analysis{}, err
+	}
+	if len(stmt) > MaxStatementBytes {
+		return Analysis{Skipped: fmt.Sprintf("statement of %s is longer than the %s dfd analyses", kib(len(stmt)), kib(MaxStatementBytes))}, nil
+	}
+	// Parse first: a statement GoogleSQL cannot parse, or several, is
+	// not something the analyzer is sure about (BigQuery may accept
+	// syntax GoogleSQL's open-source parser lacks).
+	reads, why, err := c.reads(stmt)
+	if err != nil {
+		return Analysis{}, err
+	}
+	if why != "" {
+		return Analysis{Skipped: why}, nil
+	}
+	var unknown []string
+	for _, r := range reads {
+		if !c.Has(c.qualify(r)) {
+			unknown = append(unknown, r)
+		}
+	}
+	if len(unknown) > 0 {
+		return Analysis{Skipped: "reads " + strings.Join(unknown, ", ") + ", whose schema dfd does not know", Unknown: unknown}, nil
+	}
+	out, err := googlesql.AnalyzeStatement(stmt, c.opts, c.cat, c.tf)
+	if err != nil {
+		p := problemOf(err.Error())
+		if why := c.beyondGoogleSQL(p); why != "" {
+			return Analysis{Skipped: why}, nil
+		}
+		if p.Kind == UnknownTable {
+			// A qualified name the scan above took for a local name:
+			// that dfd has no schema for it does not mean BigQuery has
+			// no such table.
+			if name := nameAfterColon(p.Message); strings.Contains(name, ".") {
+				return Analysis{Skipped: "reads " + name + ", whose schema dfd does not know", Unknown: []string{name}}, nil
+			}
+		}
+		return Analysis{Problem: p}, nil
+	}
+	res, err := out.ResolvedStatement()
+	if err != nil {
+		return Analysis{}, err
+	}
+	if fn, ok := res.(*googlesql.ResolvedCreateFunctionStmt); ok {
+		return Analysis{}, c.declare(out, fn)
+	}
+	q, ok := res.(*googlesql.ResolvedQueryStmt)
+	if !ok {
+		return Analysis{}, nil // DML, DDL: checked, no output schema
+	}
+	n, err := q.OutputColumnListSize()
+	if err != nil {
+		return Analysis{}, err
+	}
+	var cols []Column
+	for i := int32(0); i < n; i++ {
+		oc, err := q.OutputColumnList2(i)
+		if err != nil {
+			return Analysis{}, err
+		}
+		name, err := oc.Name()
+		if err != nil {
+			return Analysis{}, err
+		}
+		rc, err := oc.Column()
+		if err != nil {
+			return Analysis{}, err
+		}
+		gt, err := rc.Type()
+		if err != nil {
+			return Analysis{}, err
+		}
+		t, err := typeOf(gt)
+		if err != nil {
+			return Analysis{}, err
+		}
+		cols = append(cols, Column{Name: name, Type: t})
+	}
+	return Analysis{Columns: cols}, nil
+}
+
+// qualify is a table name as read in SQL, as a full path.
+func (c *Catalog) qualify(name string) string {
+	if strings.Count(name, ".") == 1 {
+		return c.defaultProject + "." + name
+	}
+	return name
+}
+
+func problemOf(msg string) *Problem {
+	msg = strings.TrimSpace(msg)
+	p := &Problem{}
+	// The position ends the message, after any detail lines.
+	if m := atRE.FindStringSubmatchIndex(msg); m != nil {
+		p.Line, _ = strconv.Atoi(msg[m[2]:m[3]])
+		p.Column, _ = strconv.Atoi(msg[m[4]:m[5]])
+		msg = msg[:m[0]]
+	}
+	first, rest, _ := strings.Cut(msg, "\n")
+	p.Message, p.Detail = strings.TrimSpace(first), strings.TrimSpace(rest)
+	switch lower := strings.ToLower(p.Message); {
+	case strings.HasPrefix(lower, "unrecognized name"), strings.Contains(lower, "does not have a field named"),
+		strings.HasPrefix(lower, "field name ") && strings.Contains(lower, "does not exist in"),
+		strings.HasPrefix(lower, "name ") && strings.Contains(lower, "not found inside"),
+		strings.HasPrefix(lower, "column ") && strings.Contains(lower, "in using clause not found"):
+		p.Kind = UnknownColumn
+	case strings.HasPrefix(lower, "table not found"):
+		p.Kind = UnknownTable
+	case strings.HasPrefix(lower, "function not found"):
+		p.Kind = UnknownFunction
+	case strings.HasPrefix(lower, "no matching signature"), strings.Contains(lower, "cannot be assigned to"),
+		strings.Contains(lower, "has type") && strings.Contains(lower, "expected"):
+		p.Kind = TypeMismatch
+	case strings.Contains(lower, " is ambiguous"), strings.Contains(lower, "neither grouped nor aggregated"),
+		strings.HasPrefix(lower, "aggregate function") && strings.Contains(lower, "not allowed in"),
+		strings.Contains(lower, "must be qualified with a dataset"):
+		p.Kind = OtherError
+	default:
+		p.Kind = UnsureError
+	}
+	return p
+}
+
+// beyondGoogleSQL says why a problem the analyzer reports is not one dfd
+// may report: what it rejects is BigQuery syntax or a BigQuery function
+// the open-source analyzer lacks, a routine or model in the warehouse, or
+// a call to a temporary function dfd could not register.
+func (c *Catalog) beyondGoogleSQL(p *Problem) string {
+	msg := p.Message
+	switch {
+	case strings.HasPrefix(msg, "Syntax error"), strings.HasPrefix(msg, "Statement not supported"):
+		// The parser took it (reads), the analyzer does not: a scripting
+		// statement (DECLARE, SET, IF) or a BigQuery form.
+		return "GoogleSQL's analyzer does not take it (" + msg + "); BigQuery may"
+	case strings.HasPrefix(msg, "Table-valued function not found"), strings.HasPrefix(msg, "Model not found"),
+		strings.HasPrefix(msg, "Connection not found"), strings.HasPrefix(msg, "Procedure not found"):
+		return "it uses " + nameAfterColon(msg) + ", which dfd does not model"
+	case p.Kind == UnknownFunction:
+		name := nameAfterColon(msg)
+		if strings.Contains(name, ".") {
+			// A persistent UDF (dataset.fn) or a BigQuery namespace
+			// (ML., AI., OBJ.) GoogleSQL lacks.
+			return "it calls " + name + ", a routine dfd does not know"
+		}
+		if registered, declared := c.tempFns[strings.ToLower(name)]; declared && !registered {
+			return "it calls the temporary function " + name + ", whose signature dfd could not register"
+		}
+		if BigQueryHasFunction(name) {
+			return "it calls " + name + ", a BigQuery function GoogleSQL's analyzer lacks"
+		}
+	}
+	// A temporary function declared twice: its calls may be checked
+	// against the other declaration.
+	lower := strings.ToLower(msg)
+	for name, registered := range c.tempFns {
+		if !registered && strings.Contains(lower, name) {
+			return "it calls the temporary function " + name + ", declared differently by another action"
+		}
+	}
+	return ""
+}
+
+// declare registers the temporary function a CREATE TEMP FUNCTION
+// statement declares, so that the statements after it resolve its calls.
+// The catalog is shared by every action and a function cannot be removed
+// from it: an action calling a temporary function another action declared
+// goes unreported (a missed error, never a false one); a name declared
+// twice is not trusted at all.
+func (c *Catalog) declare(out *googlesql.AnalyzerOutput, fn *googlesql.ResolvedCreateFunctionStmt) error {
+	scope, err := fn.CreateScope()
+	if err != nil || scope != googlesql.ResolvedCreateStatementEnums_CreateScopeCreateTemp {
+		return err // a persistent function: created by running it, not known here
+	}
+	path, err := fn.NamePath()
+	if err != nil {
+		return err
+	}
+	name := strings.ToLower(strings.Join(path, "."))
+	if _, twice := c.tempFns[name]; twice {
+		c.tempFns[name] = false
+		return nil
+	}
+	c.tempFns[name] = false
+	sig, err := fn.Signature()
+	if err != nil {
+		return err
+	}
+	if templated, err := sig.IsTemplated(); err != nil || templated {
+		return err // ANY TYPE arguments: resolved per call from the body, which dfd does not keep
+	}
+	mode := googlesql.FunctionEnums_ModeScalar
+	if agg, err := fn.IsAggregate(); err != nil {
+		return err
+	} else if agg {
+		mode = googlesql.FunctionEnums_ModeAggregate
+	}
+	f, err := googlesql.NewFunction(path, "temp", mode, []*googlesql.FunctionSignature{sig}, nil)
+	if err != nil {
+		return fmt.Errorf("temporary function %s: %w", name, err)
+	}
+	if err := c.cat.AddOwnedFunction(f); err != nil {
+		return fmt.Errorf("temporary function %s: %w", name, err)
+	}
+	c.keep = append(c.keep, out)
+	c.tempFns[name] = true
+	return nil
+}
+
+// nameAfterColon is the name in "Table not found: `p.d.t`", "Function not
+// found: f; Did you mean g?".
+func nameAfterColon(msg string) string {
+	_, name, _ := strings.Cut(msg, ":")
+	name = strings.TrimSpace(name)
+	if i := strings.IndexAny(name, " ;"); i >= 0 {
+		name = name[:i]
+	}
+	return strings.Trim(name, "`")
+}
+
+// typeOf is a resolved type in dfd's words.
+func typeOf(t googlesql.Googlesql_TypeNode) (Type, error) {
+	if ok, err := t.IsArray(); err != nil {
+		return Type{}, err
+	} else if ok {
+		e, err := t.GetElementType()
+		if err != nil {
+			return Type{}, err
+		}
+		et, err := typeOf(e)
+		if err != nil {
+			return Type{}, err
+		}
+		return Type{Kind: "ARRAY", Elem: &et}, nil
+	}
+	if ok, err := t.IsStruct(); err != nil {
+		return Type{}, err
+	} else if ok {
+		st, err := t.AsStruct()
+		if err != nil {
+			return Type{}, err
+		}
+		fields, err := st.Fields()
+		if err != nil {
+			return Type{}, err
+		}
+		out := Type{Kind: "STRUCT"}
+		for _, f := range fields {
+			ft, err := typeOf(f.Type_)
+			if err != nil {
+				return Type{}, err
+			}
+			out.Fields = append(out.Fields, Column{Name: f.Name, Type: ft})
+		}
+		return out, nil
+	}
+	if n, ok := t.(interface {
+		TypeName(googlesql.ProductMode) (string, error)
+	}); ok {
+		name, err := n.TypeName(googlesql.ProductModeProductExternal)
+		if err != nil {
+			return Type{}, err
+		}
+		return Type{Kind: name}, nil
+	}
+	return Type{Kind: "UNKNOWN"}, nil
+}
+
+// reads parses stmt and returns the tables it reads by name (as written:
+// "d.t", "p.d.t"): the FROM and JOIN tables and TABLE arguments, but not
+// the names of its CTEs or paths into a range variable (FROM t, t.items).
+// why is set when stmt is not one statement GoogleSQL parses.
+func (c *Catalog) reads(stmt string) (tables []string, why string, err error) {
+	e, err := theEngine()
+	if err != nil {
+		return nil, "", err
+	}
+	out, perr := googlesql.ParseScript(stmt, e.parser, e.errs)
+	if perr != nil {
+		return nil, "GoogleSQL cannot parse it (" + firstLine(perr.Error()) + "); BigQuery may", nil
+	}
+	script, err := out.Script()
+	if err != nil {
+		return nil, "", err
+	}
+	list, err := script.StatementListNode()
+	if err != nil {
+		return nil, "", err
+	}
+	n, err := list.NumChildren()
+	if err != nil {
+		return nil, "", err
+	}
+	if n != 1 {
+		return nil, fmt.Sprintf("a script of %d statements is not analysed", n), nil
+	}
+	s, err := list.StatementList(0)
+	if err != nil {
+		return nil, "", err
+	}
+	kinds := []int32{}
+	for _, k := range []googlesql.ASTNodeKind{googlesql.ASTNodeKindAstTablePathExpression, googlesql.ASTNodeKindAstAliasedQuery,
+		googlesql.ASTNodeKindAstAlias, googlesql.ASTNodeKindAstTableClause} {
+		kinds = append(kinds, int32(k)+e.kindShift)
+	}
+	nodes, err := s.GetDescendantsWithKinds(kinds)
+	if err != nil {
+		return nil, "", err
+	}
+	local := map[string]bool{} // CTE names and range variables
+	var paths [][]string
+	pathOf := func(p *googlesql.ASTPathExpression) ([]string, error) {
+		if p == nil {
+			return nil, nil
+		}
+		names, err := p.ToIdentifierVector()
+		if err != nil {
+			return nil, err
+		}
+		var parts []string
+		for _, n := range names {
+			parts = append(parts, strings.Split(n, ".")...)
+		}
+		return parts, nil
+	}
+	for _, n := range nodes {
+		switch n := n.(type) {
+		case *googlesql.ASTAliasedQuery:
+			id, err := n.Alias()
+			if err == nil && id != nil {
+				if name, err := id.GetAsString(); err == nil {
+					local[strings.ToLower(name)] = true
+				}
+			}
+		case *googlesql.ASTAlias:
+			if name, err := n.GetAsString(); err == nil {
+				local[strings.ToLower(name)] = true
+			}
+		case *googlesql.ASTTablePathExpression:
+			p, err := n.PathExpr()
+			if err != nil {
+				return nil, "", err
+			}
+			parts, err := pathOf(p)
+			if err != nil {
+				return nil, "", err
+			}
+			if len(parts) > 0 {
+				paths = append(paths, parts)
+			}
+		case *googlesql.ASTTableClause:
+			p, err := n.TablePath()
+			if err != nil {
+				return nil, "", err
+			}
+			parts, err := pathOf(p)
+			if err != nil {
+				return nil, "", err
+			}
+			if len(parts) > 0 {
+				paths = append(paths, parts)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, parts := range paths {
+		if local[strings.ToLower(parts[0])] {
+			continue // a CTE, or a path into a range variable
+		}
+		name := strings.Join(parts, ".")
+		if len(parts) == 1 {
+			// One unqualified name is no BigQuery table without a default
+			// dataset, which dfd's queries never have: GoogleSQL reports it.
+			continue
+		}
+		if strings.EqualFold(parts[len(parts)-2], "INFORMATION_SCHEMA") || (len(parts) >= 2 && strings.EqualFold(parts[0], "INFORMATION_SCHEMA")) {
+			why = "it reads INFORMATION_SCHEMA, whose views dfd does not model"
+			return nil, why, nil
+		}
+		if !seen[strings.ToLower(name)] {
+			seen[strings.ToLower(name)] = true
+			tables = append(tables, name)
+		}
+	}
+	return tables, "", nil
+}
