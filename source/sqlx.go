@@ -155,6 +155,15 @@ func separatorAt(s string, i int) (int, bool) {
 	return 0, false
 }
 
+// blanksEnd is the end of the run of separator blanks (tab, form feed,
+// space) starting at s[i].
+func blanksEnd(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f') {
+		i++
+	}
+	return i
+}
+
 // jsStringAt matches the one-line JavaScript string literal that the quote
 // s[i] opens (`^'(?:\\['\\]|[^\n'\\])*'`, and its double-quoted twin): its
 // end, or false when the line ends first or a backslash escapes anything
@@ -319,6 +328,10 @@ func ScanSQLX(src []byte) *SQLX {
 					continue
 				}
 			}
+			if j := blanksEnd(s, i); j > i && !strings.HasPrefix(s[j:], "---") {
+				i = j // a run of blanks not followed by ---: no rule starts in it
+				continue
+			}
 			if end, ok := separator(i); ok {
 				i = end
 				continue
@@ -329,6 +342,10 @@ func ScanSQLX(src []byte) *SQLX {
 			}
 			i++
 		case stSQLBlock:
+			if j := blanksEnd(s, i); j > i && !strings.HasPrefix(s[j:], "---") {
+				i = j // a run of blanks not followed by ---: no rule starts in it
+				continue
+			}
 			if end, ok := separator(i); ok {
 				i = end
 				continue
