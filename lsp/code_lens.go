@@ -19,7 +19,7 @@ const (
 // CodeLens implements protocol.Server: above each action, "Preview SQL",
 // a JiT badge for JiT actions, and its number of dependents.
 func (s *Server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
-	f, err := s.fileAt(params.TextDocument.URI)
+	f, err := s.fileAt(ctx, params.TextDocument.URI)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func (s *Server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) 
 	actions := append([]*workspace.Action(nil), f.snap.ActionsIn(f.rel)...)
 	sort.SliceStable(actions, func(i, j int) bool { return actions[i].Target.String() < actions[j].Target.String() })
 	for _, a := range actions {
-		sel, _ := definitionSpan(f.path, f.text, a)
+		sel, _ := definitionSpan(f.doc, a)
 		line := f.m.LineOf(sel.Start)
 		rng := protocol.Range{Start: protocol.Position{Line: uint32(line)}, End: protocol.Position{Line: uint32(line)}}
 		target := mustJSON(a.Target)

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -14,25 +13,12 @@ import (
 
 // Column completion in the SQL of a .sqlx file: after "alias." the
 // columns of the table the alias names (an explicit alias after the ref's
-// placeholder, or the table's own name), and in a SELECT list (between
-// SELECT and the next FROM) the columns of every table the file refs.
-// Columns come from the project (declarations' and actions' `columns`)
-// and from the metadata source; only top-level columns are offered.
-
-var (
-	aliasAccessRE = regexp.MustCompile(`(?:^|[^\w.` + "`" + `])([A-Za-z_]\w*)\.(\w*)$`)
-	partialWordRE = regexp.MustCompile(`(?:^|[^\w.])(\w*)$`)
-	refAliasRE    = regexp.MustCompile(`^\s*\}\s*(?:(?i:AS)\s+)?([A-Za-z_]\w*)`)
-	clauseRE      = regexp.MustCompile(`(?i)\b(select|from|where|group|order|having|qualify|limit|union|join|on|window)\b`)
-)
-
-// sqlKeywords are words after a ref that are not an alias.
-var sqlKeywords = map[string]bool{
-	"where": true, "join": true, "left": true, "right": true, "inner": true, "full": true, "cross": true,
-	"on": true, "using": true, "group": true, "order": true, "having": true, "qualify": true, "limit": true,
-	"union": true, "except": true, "intersect": true, "window": true, "select": true, "from": true, "as": true,
-	"tablesample": true, "for": true, "unnest": true,
-}
+// placeholder, or the table's own name); after "alias.col." (or "col." of
+// a ref'd table) the fields of that STRUCT column; and in a SELECT list
+// (between SELECT and the next FROM) the columns of every table the file
+// refs. Columns come from the project (declarations' and actions'
+// `columns`) and from the metadata source, whose nested fields are dotted
+// paths ("page.url").
 
 // refTable is a table the file refs, with the names it goes by.
 type refTable struct {
@@ -44,7 +30,7 @@ func (s *Server) completeColumns(ctx context.Context, f *fileCtx, off int) []pro
 	if !f.sqlx || f.snap == nil || f.p == nil || off > len(f.text) {
 		return nil
 	}
-	x := source.ScanSQLX(f.text)
+	x := f.scan()
 	if x.InJavaScript(off) {
 		return nil
 	}
@@ -60,21 +46,27 @@ func (s *Server) completeColumns(ctx context.Context, f *fileCtx, off int) []pro
 		return nil
 	}
 	var chosen []refTable
-	var partial string
-	if m := aliasAccessRE.FindStringSubmatch(line); m != nil {
-		partial = m[2]
+	var partial, prefix string // prefix: the struct path whose fields are offered ("page.")
+	if path, p, ok := source.MemberPath(f.text, off); ok {
+		partial = p
 		for _, t := range tables {
 			for _, n := range t.names {
-				if strings.EqualFold(n, m[1]) {
+				if strings.EqualFold(n, path[0]) {
 					chosen = append(chosen, t)
 					break
 				}
 			}
 		}
-	} else if inSelectList(f.text, x, off) {
-		if m := partialWordRE.FindStringSubmatch(line); m != nil {
-			partial = m[1]
+		if len(chosen) > 0 {
+			path = path[1:] // alias.col.…: the table, then its columns
+		} else {
+			chosen = tables // col.field: a column of any ref'd table
 		}
+		if len(path) > 0 {
+			prefix = strings.Join(path, ".") + "."
+		}
+	} else if x.InSelectList(f.text, off) {
+		partial = wordBefore(line)
 		chosen = tables
 	}
 	if len(chosen) == 0 {
@@ -85,18 +77,25 @@ func (s *Server) completeColumns(ctx context.Context, f *fileCtx, off int) []pro
 	seen := map[string]bool{}
 	for _, t := range chosen {
 		for _, c := range s.columnsOf(ctx, f, t.action) {
-			if strings.Contains(c.Name, ".") || seen[c.Name] {
+			if len(c.Name) <= len(prefix) || !strings.EqualFold(c.Name[:len(prefix)], prefix) {
 				continue
 			}
-			seen[c.Name] = true
+			name := c.Name[len(prefix):]
+			if strings.Contains(name, ".") || seen[name] {
+				continue
+			}
+			seen[name] = true
 			detail := "column · " + t.action.Target.String()
+			if prefix != "" {
+				detail = "field of " + strings.TrimSuffix(c.Name[:len(prefix)], ".") + " · " + t.action.Target.String()
+			}
 			if c.Type != "" {
 				detail += " · " + c.Type
 			}
 			item := protocol.CompletionItem{
-				Label: c.Name, Kind: protocol.CompletionItemKindField,
+				Label: name, Kind: protocol.CompletionItemKindField,
 				Detail:   protocol.NewOptional(detail),
-				TextEdit: &protocol.TextEdit{Range: f.rangeOf(replace), NewText: c.Name},
+				TextEdit: &protocol.TextEdit{Range: f.rangeOf(replace), NewText: name},
 			}
 			if c.Description != "" {
 				item.Documentation = protocol.String(c.Description)
@@ -108,28 +107,46 @@ func (s *Server) completeColumns(ctx context.Context, f *fileCtx, off int) []pro
 	return items
 }
 
+// wordBefore is the identifier the line ends with (what is typed of a
+// column name), "" when it ends otherwise.
+func wordBefore(line string) string {
+	i := len(line)
+	for i > 0 {
+		c := line[i-1]
+		if c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			i--
+			continue
+		}
+		break
+	}
+	return line[i:]
+}
+
 // fileTables are the actions the file's refs name, with their aliases.
 func (s *Server) fileTables(f *fileCtx) []refTable {
 	var out []refTable
-	for _, r := range source.FindRefs(f.text) {
+	seen := map[*workspace.Action]int{}
+	for _, r := range f.refs() {
 		if r.Func != "ref" && r.Func != "resolve" {
 			continue
 		}
 		for _, a := range f.snap.Lookup(r.Database.Value, r.Schema.Value, r.Name.Value) {
-			names := []string{a.Target.Name}
-			if r.Span.End <= len(f.text) {
-				if m := refAliasRE.FindSubmatch(f.text[r.Span.End:]); m != nil && !sqlKeywords[strings.ToLower(string(m[1]))] {
-					names = append(names, string(m[1]))
-				}
+			i, ok := seen[a]
+			if !ok {
+				i = len(out)
+				seen[a] = i
+				out = append(out, refTable{action: a, names: []string{a.Target.Name}})
 			}
-			out = append(out, refTable{action: a, names: names})
+			if alias := source.RefAlias(f.text, r.Span.End); alias != "" && !contains(out[i].names, alias) {
+				out[i].names = append(out[i].names, alias)
+			}
 		}
 	}
 	return out
 }
 
 // columnsOf merges the project's columns of an action with the metadata
-// source's.
+// source's (what the source has now: the lookup never waits for it).
 func (s *Server) columnsOf(ctx context.Context, f *fileCtx, a *workspace.Action) []workspace.Column {
 	cols := append([]workspace.Column(nil), a.Columns...)
 	if info, ok := f.snap.TableMetadata(ctx, a.Target); ok {
@@ -151,40 +168,4 @@ func (s *Server) columnsOf(ctx context.Context, f *fileCtx, a *workspace.Action)
 		}
 	}
 	return cols
-}
-
-// inSelectList reports whether off is between a SELECT and its FROM (or
-// the next clause) in the SQL of the statement off is in.
-func inSelectList(text []byte, x *source.SQLX, off int) bool {
-	start := 0
-	if b, ok := x.Config(); ok && b.Span.End <= off {
-		start = b.Span.End
-	}
-	for _, b := range x.Blocks {
-		if b.Span.End <= off && b.Span.End > start {
-			start = b.Span.End
-		}
-		if b.Body.Start <= off && off <= b.Body.End && b.Body.Start > start {
-			start = b.Body.Start
-		}
-	}
-	for _, sep := range x.Separators {
-		if sep.Span.End <= off && sep.Span.End > start {
-			start = sep.Span.End
-		}
-	}
-	sql := maskPlaceholders(text, x, start, off)
-	ms := clauseRE.FindAllStringSubmatch(sql, -1)
-	return len(ms) > 0 && strings.EqualFold(ms[len(ms)-1][1], "select")
-}
-
-// maskPlaceholders is text[start:end] with ${} placeholders blanked.
-func maskPlaceholders(text []byte, x *source.SQLX, start, end int) string {
-	b := []byte(string(text[start:end]))
-	for _, p := range x.Placeholders {
-		for i := max(p.Start, start); i < min(p.End, end); i++ {
-			b[i-start] = ' '
-		}
-	}
-	return string(b)
 }

@@ -13,17 +13,25 @@ import (
 )
 
 // Completion implements protocol.Server: action names inside ref( and
-// resolve( (and dependency lists), keys and type values of SQLX config
-// blocks, the functions and constants of includes/ files after
-// "<file>.", and column names in SQLX SQL (see completeColumns).
+// resolve( (both arguments of ref("schema", "name"); dependency lists),
+// keys and type values of config objects (SQLX config blocks and the
+// configs of publish/operate/assert/declare in JavaScript, without the keys
+// already written), members of the JiT context in .jitCode functions, the
+// functions and constants of includes/ files after "<file>.", and column
+// names in SQLX SQL (see completeColumns). What is being typed is
+// source.CompletionAt's business; this is the answer.
 func (s *Server) Completion(ctx context.Context, params *protocol.CompletionParams) (protocol.CompletionResult, error) {
-	f, err := s.fileAt(params.TextDocument.URI)
+	f, err := s.fileAt(ctx, params.TextDocument.URI)
 	if err != nil {
 		return nil, err
 	}
 	off := f.offset(params.Position)
+	var x *source.SQLX
+	if f.sqlx {
+		x = f.scan()
+	}
 	var items []protocol.CompletionItem
-	c := source.CompletionAt(f.text, off, f.sqlx)
+	c := source.CompletionAt(f.text, off, x)
 	switch c.Kind {
 	case source.CompleteActionName:
 		items = s.completeActionNames(f, c)
@@ -36,6 +44,8 @@ func (s *Server) Completion(ctx context.Context, params *protocol.CompletionPara
 				TextEdit: &protocol.TextEdit{Range: f.rangeOf(c.Replace), NewText: t},
 			})
 		}
+	case source.CompleteJitContext:
+		items = completeJitContext(f, c)
 	default:
 		items = s.completeIncludeMembers(f, off)
 		if items == nil {
@@ -63,6 +73,9 @@ func (s *Server) completeActionNames(f *fileCtx, c source.Completion) []protocol
 		if seen[name] || own[a] || a.Kind == workspace.KindTest {
 			continue
 		}
+		if c.Schema != "" && a.Target.Schema != c.Schema && a.CanonicalTarget.Schema != c.Schema {
+			continue // ref("schema", "…"): only that schema's actions
+		}
 		seen[name] = true
 		text := name
 		if c.Quote == 0 {
@@ -84,19 +97,23 @@ func (s *Server) completeActionNames(f *fileCtx, c source.Completion) []protocol
 	return items
 }
 
-var configTypeRE = regexp.MustCompile(`\btype\s*:\s*["'](\w+)["']`)
-
+// completeConfigKeys offers the keys of the config object being written
+// that it does not have yet, for its action type.
 func completeConfigKeys(f *fileCtx, c source.Completion) []protocol.CompletionItem {
-	actionType := ""
-	if b, ok := source.ScanSQLX(f.text).Config(); ok {
-		if m := configTypeRE.FindSubmatch(f.text[b.Body.Start:min(b.Body.End, len(f.text))]); m != nil {
-			actionType = string(m[1])
-		}
+	present := map[string]bool{}
+	for _, k := range c.Present {
+		present[k] = true
 	}
 	var items []protocol.CompletionItem
 	for _, k := range source.ConfigKeys[c.Object] {
-		if actionType != "" && len(k.Types) > 0 && !contains(k.Types, actionType) {
+		if present[k.Name] {
 			continue
+		}
+		if c.ActionType != "" && len(k.Types) > 0 && !contains(k.Types, c.ActionType) {
+			continue
+		}
+		if c.JS && c.Object == "" && k.Name == "type" && c.ActionType != "" && !contains([]string{"table", "view", "incremental"}, c.ActionType) {
+			continue // operate, assert, declare: the call is the type
 		}
 		items = append(items, protocol.CompletionItem{
 			Label:         k.Name,
@@ -104,6 +121,28 @@ func completeConfigKeys(f *fileCtx, c source.Completion) []protocol.CompletionIt
 			Detail:        protocol.NewOptional("config"),
 			Documentation: protocol.String(k.Doc),
 			TextEdit:      &protocol.TextEdit{Range: f.rangeOf(c.Replace), NewText: k.Name + ": "},
+		})
+	}
+	return items
+}
+
+// completeJitContext offers the members of the JiT context (or of its
+// adapter) that the action's kind of context has.
+func completeJitContext(f *fileCtx, c source.Completion) []protocol.CompletionItem {
+	var items []protocol.CompletionItem
+	for _, m := range source.JitMembers[c.Object] {
+		if c.ActionType != "" && len(m.Types) > 0 && !contains(m.Types, c.ActionType) {
+			continue
+		}
+		kind := protocol.CompletionItemKindProperty
+		if m.Method {
+			kind = protocol.CompletionItemKindMethod
+		}
+		items = append(items, protocol.CompletionItem{
+			Label: m.Name, Kind: kind,
+			Detail:        protocol.NewOptional(m.Signature),
+			Documentation: protocol.String(m.Doc),
+			TextEdit:      &protocol.TextEdit{Range: f.rangeOf(c.Replace), NewText: m.Name},
 		})
 	}
 	return items

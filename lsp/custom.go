@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -145,6 +146,7 @@ func (s *Server) preview(ctx context.Context, raw []byte) (*PreviewResult, error
 	var wg sync.WaitGroup
 	for i, a := range actions {
 		res.Actions[i] = PreviewAction{Action: *a}
+		res.Actions[i].SQL = previewSQL(a.SQL)
 		if a.Jit && runJit && snap.Result != nil {
 			wg.Add(1)
 			go func() {
@@ -158,6 +160,41 @@ func (s *Server) preview(ctx context.Context, raw []byte) (*PreviewResult, error
 		return nil, err
 	}
 	return res, nil
+}
+
+// previewSQL is an action's compiled SQL as a preview shows it: without
+// the blank lines it starts with. Core keeps the text of a SQLX file
+// between its config block and its SQL (usually a line break or two) in
+// the compiled query, and the CLI prints queries only inside --json, as
+// they are; a preview meant for reading and copying starts at the SQL.
+// The compile's own output (the graph, dfd compile --json) is untouched.
+func previewSQL(sql workspace.SQL) workspace.SQL {
+	all := func(list []string) []string {
+		if list == nil {
+			return nil
+		}
+		out := make([]string, len(list)) // the snapshot's slices are shared
+		for i, s := range list {
+			out[i] = trimLeadingBlankLines(s)
+		}
+		return out
+	}
+	return workspace.SQL{
+		Query: trimLeadingBlankLines(sql.Query), PreOps: all(sql.PreOps), PostOps: all(sql.PostOps),
+		IncrementalQuery:  trimLeadingBlankLines(sql.IncrementalQuery),
+		IncrementalPreOps: all(sql.IncrementalPreOps), IncrementalPostOps: all(sql.IncrementalPostOps),
+		Queries: all(sql.Queries),
+	}
+}
+
+// trimLeadingBlankLines drops the lines of s before its first line with
+// anything but blanks on it; that line keeps its indentation.
+func trimLeadingBlankLines(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return r != ' ' && r != '\t' && r != '\n' && r != '\r' })
+	if i < 0 {
+		return s // nothing but blanks: leave it
+	}
+	return s[strings.LastIndexByte(s[:i], '\n')+1:]
 }
 
 // jitPreview runs (once per snapshot) an action's JiT code. The run is not

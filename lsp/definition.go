@@ -14,7 +14,7 @@ import (
 // functions and constants (billing.planPriceCase) to their definition;
 // from require("…") to the file.
 func (s *Server) Definition(ctx context.Context, params *protocol.DefinitionParams) (protocol.DefinitionResult, error) {
-	f, err := s.fileAt(params.TextDocument.URI)
+	f, err := s.fileAt(ctx, params.TextDocument.URI)
 	if err != nil {
 		return nil, err
 	}
@@ -29,7 +29,7 @@ func (s *Server) definitionAt(f *fileCtx, off int) []protocol.Location {
 	if f.p == nil {
 		return nil
 	}
-	if r, ok := source.RefAt(source.FindRefs(f.text), off); ok {
+	if r, ok := source.RefAt(f.refs(), off); ok {
 		return s.actionLocations(f, r.Database.Value, r.Schema.Value, r.Name.Value)
 	}
 	for _, rq := range source.FindRequires(f.text) {

@@ -30,6 +30,12 @@ type fakeBackend struct {
 	panicCompile  bool
 	panicMetadata bool
 	cancelled     int // compiles that ended because their context did
+	// tables answers TableMetadata by target name; metadataGate, when
+	// set, makes TableMetadata of a target named "slow" signal
+	// metadataEntered and wait for it (a backend stuck on I/O).
+	tables          map[string]*workspace.TableInfo
+	metadataGate    chan struct{}
+	metadataEntered chan struct{}
 }
 
 func (b *fakeBackend) OpenProject(ctx context.Context, root string, progress func(string)) (workspace.ProjectBackend, workspace.ProjectInfo, error) {
@@ -113,12 +119,21 @@ func (pb *fakeProjectBackend) JitPreview(ctx context.Context, req workspace.JitR
 func (pb *fakeProjectBackend) TableMetadata(ctx context.Context, t workspace.Target) (*workspace.TableInfo, bool) {
 	b := pb.b
 	b.mu.Lock()
-	boom := b.panicMetadata
+	boom, gate, entered, info := b.panicMetadata, b.metadataGate, b.metadataEntered, b.tables[t.Name]
 	b.mu.Unlock()
 	if boom {
 		panic("fake metadata exploded")
 	}
-	return nil, false
+	if gate != nil && t.Name == "slow" {
+		if entered != nil {
+			entered <- struct{}{}
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+		}
+	}
+	return info, info != nil
 }
 
 func (b *fakeBackend) Configure(settings.Settings) error { return nil }

@@ -1,10 +1,10 @@
 package lsp
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
@@ -23,29 +23,31 @@ type fileCtx struct {
 	rel  string // root-relative; "" outside a project
 	p    *workspace.Project
 	snap *workspace.Snapshot // nil before the first compile
+	doc  *workspace.Document // the open buffer, or the file on disk
 	text []byte
 	m    *source.Mapper
 	sqlx bool
 }
 
-// fileAt loads the context of a request about u. Files that do not exist
-// (deleted while open and closed since) are an error the client can show.
-func (s *Server) fileAt(u uri.URI) (*fileCtx, error) {
+// fileAt loads the context of a read-only request about u, and then
+// releases the ordered handler chain (Release): what the request reads —
+// the document and the snapshot — is fixed from here, so the messages
+// after it are handled while it computes its answer. Files that do not
+// exist (deleted while open and closed since) are an error the client can
+// show.
+func (s *Server) fileAt(ctx context.Context, u uri.URI) (*fileCtx, error) {
+	defer Release(ctx)
 	path := uriPath(u)
 	if path == "" {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("dfd: not a file URI: %q", u))
 	}
 	path = canonicalPath(path)
 	f := &fileCtx{uri: u, path: path, sqlx: strings.HasSuffix(path, ".sqlx")}
-	if d := s.ws.Document(path); d != nil {
-		f.text, f.m = d.Text, d.Lines()
-	} else {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("dfd: %w", err)
-		}
-		f.text, f.m = b, source.NewMapper(b)
+	d, err := s.ws.View(path)
+	if err != nil {
+		return nil, fmt.Errorf("dfd: %w", err)
 	}
+	f.doc, f.text, f.m = d, d.Text, d.Lines()
 	if p := s.ws.ProjectFor(path); p != nil {
 		f.p = p
 		f.rel, _ = relSlash(p.Root(), path)
@@ -53,6 +55,12 @@ func (s *Server) fileAt(u uri.URI) (*fileCtx, error) {
 	}
 	return f, nil
 }
+
+// scan is the SQLX structure of the file (computed once per text).
+func (f *fileCtx) scan() *source.SQLX { return f.doc.SQLX() }
+
+// refs are the file's ref()/resolve() calls (computed once per text).
+func (f *fileCtx) refs() []source.RefCall { return f.doc.Refs() }
 
 func (f *fileCtx) offset(pos protocol.Position) int {
 	return f.m.OffsetUTF16(int(pos.Line), int(pos.Character))
@@ -75,48 +83,23 @@ func (f *fileCtx) rangeOf(sp source.Span) protocol.Range { return rangeOf(f.m, s
 func (s *Server) actionLocation(root string, a *workspace.Action) protocol.Location {
 	path := canonicalPath(filepath.Join(root, filepath.FromSlash(a.File)))
 	loc := protocol.Location{URI: s.uriFor(path)}
-	text, err := s.readFile(path)
+	d, err := s.ws.View(path)
 	if err != nil {
 		return loc
 	}
-	m := source.NewMapper(text)
-	if sp, ok := definitionSpan(path, text, a); ok {
-		loc.Range = rangeOf(m, sp)
+	if sp, ok := definitionSpan(d, a); ok {
+		loc.Range = rangeOf(d.Lines(), sp)
 	}
 	return loc
 }
 
-func definitionSpan(path string, text []byte, a *workspace.Action) (source.Span, bool) {
+// definitionSpan is where document d defines action a.
+func definitionSpan(d *workspace.Document, a *workspace.Action) (source.Span, bool) {
 	name := a.CanonicalTarget.Name
 	if name == "" {
 		name = a.Target.Name
 	}
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".sqlx":
-		x := source.ScanSQLX(text)
-		if b, ok := x.Config(); ok {
-			return source.Span{Start: b.Span.Start, End: b.Span.Start + len("config")}, true
-		}
-		return source.Span{}, true
-	case ".js":
-		re := regexp.MustCompile(`\(\s*["'\x60](` + regexp.QuoteMeta(name) + `)["'\x60]`)
-		if m := re.FindSubmatchIndex(text); m != nil {
-			return source.Span{Start: m[2], End: m[3]}, true
-		}
-		re = regexp.MustCompile(`\bname\s*:\s*["'\x60](` + regexp.QuoteMeta(name) + `)["'\x60]`)
-		if m := re.FindSubmatchIndex(text); m != nil {
-			return source.Span{Start: m[2], End: m[3]}, true
-		}
-	case ".yaml", ".yml":
-		re := regexp.MustCompile(`(?m)\bname:\s*["']?(` + regexp.QuoteMeta(name) + `)\b`)
-		if m := re.FindSubmatchIndex(text); m != nil {
-			return source.Span{Start: m[2], End: m[3]}, true
-		}
-	}
-	if w := source.FindWord(text, name); len(w) > 0 {
-		return w[0], true
-	}
-	return source.Span{}, false
+	return d.DefinitionSpan(name)
 }
 
 // includeModules are the project's includes/*.js files by global name:

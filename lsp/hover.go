@@ -17,7 +17,7 @@ import (
 // from the project and, when a metadata snapshot is configured, from the
 // warehouse's metadata; on an includes function, its definition.
 func (s *Server) Hover(ctx context.Context, params *protocol.HoverParams) (*protocol.Hover, error) {
-	f, err := s.fileAt(params.TextDocument.URI)
+	f, err := s.fileAt(ctx, params.TextDocument.URI)
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +27,7 @@ func (s *Server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 	off := f.offset(params.Position)
 	var actions []*workspace.Action
 	var span source.Span
-	if r, ok := source.RefAt(source.FindRefs(f.text), off); ok && f.snap != nil {
+	if r, ok := source.RefAt(f.refs(), off); ok && f.snap != nil {
 		actions = f.snap.Lookup(r.Database.Value, r.Schema.Value, r.Name.Value)
 		span = r.Span
 		if len(actions) == 0 {

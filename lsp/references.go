@@ -16,7 +16,7 @@ import (
 // on it. The action is the one named under the cursor, else the ones
 // defined in the file.
 func (s *Server) References(ctx context.Context, params *protocol.ReferenceParams) ([]protocol.Location, error) {
-	f, err := s.fileAt(params.TextDocument.URI)
+	f, err := s.fileAt(ctx, params.TextDocument.URI)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (s *Server) References(ctx context.Context, params *protocol.ReferenceParam
 // actionsAt are the actions a position is about: the one a ref or a name
 // literal under the cursor names, else those the file defines.
 func (s *Server) actionsAt(f *fileCtx, off int) []*workspace.Action {
-	if r, ok := source.RefAt(source.FindRefs(f.text), off); ok {
+	if r, ok := source.RefAt(f.refs(), off); ok {
 		return f.snap.Lookup(r.Database.Value, r.Schema.Value, r.Name.Value)
 	}
 	if str, ok := source.StringAt(f.text, off); ok {
@@ -69,14 +69,14 @@ func (s *Server) actionsAt(f *fileCtx, off int) []*workspace.Action {
 func (s *Server) refsIn(root, file string, a *workspace.Action) []protocol.Location {
 	path := canonicalPath(filepath.Join(root, filepath.FromSlash(file)))
 	u := s.uriFor(path)
-	text, err := s.readFile(path)
+	d, err := s.ws.View(path)
 	if err != nil {
 		return []protocol.Location{{URI: u}}
 	}
-	m := source.NewMapper(text)
+	text, m := d.Text, d.Lines()
 	var out []protocol.Location
 	names := map[string]bool{a.Target.Name: true, a.CanonicalTarget.Name: true}
-	for _, r := range source.FindRefs(text) {
+	for _, r := range d.Refs() {
 		if !names[r.Name.Value] {
 			continue
 		}

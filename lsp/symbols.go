@@ -35,7 +35,7 @@ func symbolKind(kind string) protocol.SymbolKind {
 // DocumentSymbol implements protocol.Server: the actions a file defines
 // and, in SQLX files, its blocks (config, js, pre_operations, …).
 func (s *Server) DocumentSymbol(ctx context.Context, params *protocol.DocumentSymbolParams) (protocol.DocumentSymbolResult, error) {
-	f, err := s.fileAt(params.TextDocument.URI)
+	f, err := s.fileAt(ctx, params.TextDocument.URI)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (s *Server) DocumentSymbol(ctx context.Context, params *protocol.DocumentSy
 	whole := source.Span{Start: 0, End: len(f.text)}
 	var blocks []protocol.DocumentSymbol
 	if f.sqlx {
-		for _, b := range source.ScanSQLX(f.text).Blocks {
+		for _, b := range f.scan().Blocks {
 			kw := source.Span{Start: b.Span.Start, End: min(b.Span.Start+len(b.Kind.String()), b.Span.End)}
 			blocks = append(blocks, protocol.DocumentSymbol{
 				Name: b.Kind.String(), Kind: protocol.SymbolKindNamespace,
@@ -68,7 +68,7 @@ func (s *Server) DocumentSymbol(ctx context.Context, params *protocol.DocumentSy
 	}
 	var ps []placed
 	for _, a := range actions {
-		sel, _ := definitionSpan(f.path, f.text, a)
+		sel, _ := definitionSpan(f.doc, a)
 		ps = append(ps, placed{a, sel})
 	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].sel.Start < ps[j].sel.Start })
@@ -114,22 +114,29 @@ func (s *Server) Symbols(ctx context.Context, params *protocol.WorkspaceSymbolPa
 		a     *workspace.Action
 		score int
 	}
-	var hits []hit
+	type latest struct {
+		root string
+		snap *workspace.Snapshot
+	}
+	var snaps []latest
 	for _, p := range s.ws.Projects() {
-		snap := p.Latest()
-		if snap == nil {
-			continue
+		if snap := p.Latest(); snap != nil {
+			snaps = append(snaps, latest{p.Root(), snap})
 		}
-		for _, a := range snap.Actions() {
+	}
+	Release(ctx) // the snapshots are read: what follows needs no order
+	var hits []hit
+	for _, ls := range snaps {
+		for _, a := range ls.snap.Actions() {
 			name := strings.ToLower(a.Target.Name)
 			full := strings.ToLower(a.Target.String())
 			switch {
 			case q == "" || strings.HasPrefix(name, q):
-				hits = append(hits, hit{p.Root(), a, 0})
+				hits = append(hits, hit{ls.root, a, 0})
 			case strings.Contains(full, q):
-				hits = append(hits, hit{p.Root(), a, 1})
+				hits = append(hits, hit{ls.root, a, 1})
 			case subsequence(name, q):
-				hits = append(hits, hit{p.Root(), a, 2})
+				hits = append(hits, hit{ls.root, a, 2})
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package source
 
 import (
+	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -98,30 +100,154 @@ func TestScanSQLX(t *testing.T) {
 
 func TestCompletionAt(t *testing.T) {
 	for _, tc := range []struct {
-		text   string // | is the cursor
-		sqlx   bool
-		kind   CompletionKind
-		prefix string
-		quote  byte
-		object string
+		text       string // | is the cursor
+		sqlx       bool
+		kind       CompletionKind
+		prefix     string
+		quote      byte
+		object     string
+		schema     string
+		present    string // comma-separated
+		actionType string
 	}{
-		{`SELECT * FROM ${ref("or|`, true, CompleteActionName, "or", '"', ""},
-		{`ctx.ref(|`, false, CompleteActionName, "", 0, ""},
-		{`resolve('x|`, false, CompleteActionName, "x", '\'', ""},
-		{`ref({schema: "s", name: "o|`, false, CompleteActionName, "o", '"', ""},
-		{"config {\n  dependencies: [\"a\", \"b|", true, CompleteActionName, "b", '"', ""},
-		{"config {\n  ty|", true, CompleteConfigKey, "ty", 0, ""},
-		{"config {\n  type: \"table\",\n  bigquery: {\n    par|", true, CompleteConfigKey, "par", 0, "bigquery"},
-		{"config {\n  type: \"inc|", true, CompleteTypeValue, "inc", '"', ""},
-		{"config {\n  description: \"a, b|", true, CompleteNothing, "", 0, ""},
-		{"config { type: \"view\" }\nSELECT |", true, CompleteNothing, "", 0, ""},
-		{"config {\n  ty|", false, CompleteNothing, "", 0, ""},
+		{text: `SELECT * FROM ${ref("or|`, sqlx: true, kind: CompleteActionName, prefix: "or", quote: '"'},
+		{text: `ctx.ref(|`, kind: CompleteActionName},
+		{text: `resolve('x|`, kind: CompleteActionName, prefix: "x", quote: '\''},
+		{text: `ref({schema: "s", name: "o|`, kind: CompleteActionName, prefix: "o", quote: '"', schema: "s"},
+		{text: `SELECT * FROM ${ref("reporting", "da|`, sqlx: true, kind: CompleteActionName, prefix: "da", quote: '"', schema: "reporting"},
+		{text: `ref('s', '|')`, kind: CompleteActionName, quote: '\'', schema: "s"},
+		{text: "config {\n  dependencies: [\"a\", \"b|", sqlx: true, kind: CompleteActionName, prefix: "b", quote: '"'},
+		{text: "config {\n  ty|", sqlx: true, kind: CompleteConfigKey, prefix: "ty"},
+		{text: "config {\n  type: \"table\",\n  bigquery: {\n    par|", sqlx: true, kind: CompleteConfigKey, prefix: "par", object: "bigquery", actionType: "table"},
+		{text: "config {\n  type: \"inc|", sqlx: true, kind: CompleteTypeValue, prefix: "inc", quote: '"'},
+		{text: "config {\n  description: \"a, b|", sqlx: true, kind: CompleteNothing},
+		{text: "config { type: \"view\" }\nSELECT |", sqlx: true, kind: CompleteNothing},
+		{text: "config {\n  ty|", kind: CompleteNothing},
+		// Keys already there are reported, before and after the cursor,
+		// but not the one being typed; nested objects have their own.
+		{text: "config {\n  type: \"view\",\n  \"tags\": [\"a\", \"b\"],\n  d|\n  , schema: \"s\", bigquery: {labels: {x: 1}},\n}\nSELECT 1",
+			sqlx: true, kind: CompleteConfigKey, prefix: "d", present: "type,tags,schema,bigquery", actionType: "view"},
+		{text: "config {\n  type: \"table\",\n  bigquery: {\n    partitionBy: \"d\",\n    |\n  },\n  tags: []\n}", sqlx: true,
+			kind: CompleteConfigKey, object: "bigquery", present: "partitionBy", actionType: "table"},
+		{text: "config {\n  tags: [\"a\", |]\n}", sqlx: true, kind: CompleteNothing},
+		// JavaScript: the configs of publish, operate, assert, declare and .config().
+		{text: "publish(\"t\", {\n  type: \"incremental\",\n  |\n});", kind: CompleteConfigKey, present: "type", actionType: "incremental"},
+		{text: "publish('t', { sch|", kind: CompleteConfigKey, prefix: "sch", actionType: "table"},
+		{text: "publish(\"t\", {\n  type: \"vi|\"\n});", kind: CompleteTypeValue, prefix: "vi", quote: '"'},
+		{text: "publish(\"t\", {\n  bigquery: {\n    cl|\n  }\n});", kind: CompleteConfigKey, prefix: "cl", object: "bigquery", actionType: "table"},
+		{text: "publish(\"t\").config({ tags: [\"x\"], | })", kind: CompleteConfigKey, present: "tags", actionType: "table"},
+		{text: "operate(\"o\", { hasO|", kind: CompleteConfigKey, prefix: "hasO", actionType: "operations"},
+		{text: "declare({ database: \"p\", | })", kind: CompleteConfigKey, present: "database", actionType: "declaration"},
+		{text: "const x = { ty|", kind: CompleteNothing},
+		{text: "foo.publish(\"t\", { ty|", kind: CompleteNothing},
+		{text: "publish(\"t\", { tags: [\"x\", |", kind: CompleteNothing},
+		{text: "publish(\"t\", { description: \"a, |", kind: CompleteNothing},
+		// The JiT context, named by the function's first parameter.
+		{text: "publish(\"t\").jitCode(async (jctx) => {\n  const x = jctx.|", kind: CompleteJitContext, actionType: "table"},
+		{text: "operate(\"o\").jitCode(async function (c) { return c.adapter.getT|", kind: CompleteJitContext, prefix: "getT", object: "adapter", actionType: "operations"},
+		{text: "assert(\"a\").jitCode(ctx => ctx.s|)", kind: CompleteJitContext, prefix: "s", actionType: "assertion"},
+		{text: "publish(\"t\").jitCode(async (jctx) => \"x\");\njctx.|", kind: CompleteNothing},
+		{text: "publish(\"t\").jitCode(async (jctx) => { other.| })", kind: CompleteNothing},
 	} {
 		i := strings.Index(tc.text, "|")
 		src := tc.text[:i] + tc.text[i+1:]
-		c := CompletionAt([]byte(src), i, tc.sqlx)
-		if c.Kind != tc.kind || c.Prefix != tc.prefix || c.Quote != tc.quote || c.Object != tc.object {
+		var x *SQLX
+		if tc.sqlx {
+			x = ScanSQLX([]byte(src))
+		}
+		c := CompletionAt([]byte(src), i, x)
+		if c.Kind != tc.kind || c.Prefix != tc.prefix || c.Quote != tc.quote || c.Object != tc.object || c.Schema != tc.schema ||
+			strings.Join(c.Present, ",") != tc.present || (tc.kind != CompleteNothing && c.ActionType != tc.actionType) {
 			t.Errorf("%q: %+v", tc.text, c)
+		}
+		if c.Kind != CompleteNothing && (c.Replace.End != i || c.Replace.Start != i-len(tc.prefix)) {
+			t.Errorf("%q: replace %+v", tc.text, c.Replace)
+		}
+	}
+}
+
+func TestMemberPath(t *testing.T) {
+	for text, want := range map[string]string{
+		"SELECT r.page.u|":   "r,page/u",
+		"SELECT r.page.|":    "r,page/",
+		"SELECT r.|x":        "r/",
+		"  jctx.adapter.|":   "jctx,adapter/",
+		"SELECT page|":       "-",
+		"SELECT 1.5|":        "-",
+		"SELECT a..|":        "-",
+		"${ref(\"t\")}.col|": "-",
+	} {
+		i := strings.Index(text, "|")
+		src := text[:i] + text[i+1:]
+		path, partial, ok := MemberPath([]byte(src), i)
+		got := "-"
+		if ok {
+			got = strings.Join(path, ",") + "/" + partial
+		}
+		if got != want {
+			t.Errorf("MemberPath(%q) = %s, want %s", text, got, want)
+		}
+	}
+}
+
+func TestRefAlias(t *testing.T) {
+	src := []byte("FROM ${ref(\"a\")} AS x JOIN ${ref(\"b\")} y ON TRUE JOIN ${ref(\"c\")} WHERE 1")
+	var got []string
+	for _, r := range FindRefs(src) {
+		got = append(got, RefAlias(src, r.Span.End))
+	}
+	if strings.Join(got, ",") != "x,y," {
+		t.Errorf("aliases %q", got)
+	}
+}
+
+var clauseReferenceRE = regexp.MustCompile(`(?i)\b(select|from|where|group|order|having|qualify|limit|union|join|on|window)\b`)
+
+// inSelectListReference is how the LSP server answered before: the last
+// clause word of the statement's text with placeholders blanked.
+func inSelectListReference(text []byte, x *SQLX, off int) bool {
+	start := 0
+	if b, ok := x.Config(); ok && b.Span.End <= off {
+		start = b.Span.End
+	}
+	for _, b := range x.Blocks {
+		if b.Span.End <= off && b.Span.End > start {
+			start = b.Span.End
+		}
+		if b.Body.Start <= off && off <= b.Body.End && b.Body.Start > start {
+			start = b.Body.Start
+		}
+	}
+	for _, sep := range x.Separators {
+		if sep.Span.End <= off && sep.Span.End > start {
+			start = sep.Span.End
+		}
+	}
+	b := []byte(string(text[start:off]))
+	for _, p := range x.Placeholders {
+		for i := max(p.Start, start); i < min(p.End, off); i++ {
+			b[i-start] = ' '
+		}
+	}
+	ms := clauseReferenceRE.FindAllStringSubmatch(string(b), -1)
+	return len(ms) > 0 && strings.EqualFold(ms[len(ms)-1][1], "select")
+}
+
+func TestInSelectListMatchesReference(t *testing.T) {
+	pieces := append([]string{"SELECT", "select", "FROM", " ", ",", "a", "x_from", "from_x", "${ref(\"t\")}", "${ x }", "\n---\n",
+		"WHERE", "On", "config { type: \"view\" }", "pre_operations { SELECT 1 }", "-- from\n", "é"}, sqlxPieces[:10]...)
+	r := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 3000; n++ {
+		var b strings.Builder
+		for k := 1 + r.IntN(14); k > 0; k-- {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		src := []byte(b.String())
+		x := ScanSQLX(src)
+		for off := 0; off <= len(src); off++ {
+			if got, want := x.InSelectList(src, off), inSelectListReference(src, x, off); got != want {
+				t.Fatalf("InSelectList(%q, %d) = %v, want %v", src, off, got, want)
+			}
 		}
 	}
 }

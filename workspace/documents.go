@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dfdtools/dfd/source"
 )
@@ -21,6 +22,21 @@ type Document struct {
 
 	mapOnce sync.Once
 	mapper  *source.Mapper
+
+	// What requests read of the text, computed once (the text never
+	// changes): a 2 MB SQLX file takes milliseconds to scan, and every
+	// hover, completion and symbol request of that version shares it.
+	sqlxOnce sync.Once
+	sqlx     *source.SQLX
+	refsOnce sync.Once
+	refs     []source.RefCall
+	defsMu   sync.Mutex // guards defs
+	defs     map[string]defSpan
+}
+
+type defSpan struct {
+	span source.Span
+	ok   bool
 }
 
 // NewDocument makes a document.
@@ -32,6 +48,43 @@ func NewDocument(uri, path string, version int32, text []byte) *Document {
 func (d *Document) Lines() *source.Mapper {
 	d.mapOnce.Do(func() { d.mapper = source.NewMapper(d.Text) })
 	return d.mapper
+}
+
+// SQLX is the SQLX structure of the text (source.ScanSQLX), computed on
+// first use.
+func (d *Document) SQLX() *source.SQLX {
+	d.sqlxOnce.Do(func() { d.sqlx = source.ScanSQLX(d.Text) })
+	return d.sqlx
+}
+
+// Refs are the ref()/resolve() calls of the text (source.FindRefs),
+// computed on first use.
+func (d *Document) Refs() []source.RefCall {
+	d.refsOnce.Do(func() { d.refs = source.FindRefs(d.Text) })
+	return d.refs
+}
+
+// DefinitionSpan is where the text defines the action called name
+// (source.DefinitionSpan), remembered per name.
+func (d *Document) DefinitionSpan(name string) (source.Span, bool) {
+	d.defsMu.Lock()
+	if ds, ok := d.defs[name]; ok {
+		d.defsMu.Unlock()
+		return ds.span, ds.ok
+	}
+	d.defsMu.Unlock()
+	var x *source.SQLX
+	if strings.HasSuffix(strings.ToLower(d.Path), ".sqlx") {
+		x = d.SQLX()
+	}
+	sp, ok := source.DefinitionSpan(d.Path, d.Text, name, x)
+	d.defsMu.Lock()
+	if d.defs == nil {
+		d.defs = map[string]defSpan{}
+	}
+	d.defs[name] = defSpan{sp, ok}
+	d.defsMu.Unlock()
+	return sp, ok
 }
 
 // documents are the open buffers, by path.
@@ -122,4 +175,46 @@ func (ds *documents) readFile(path string) ([]byte, error) {
 		return d.Text, nil
 	}
 	return os.ReadFile(path)
+}
+
+// diskViews are files read from disk as Documents (version 0), kept while
+// their size and modification time stay the same, so that their scans
+// and definition spans are computed once rather than per request.
+type diskViews struct {
+	mu sync.Mutex // guards m
+	m  map[string]*diskView
+}
+
+type diskView struct {
+	size    int64
+	modTime time.Time
+	doc     *Document
+}
+
+// maxDiskViews bounds diskViews: beyond it the cache starts again.
+const maxDiskViews = 8192
+
+func (v *diskViews) get(path string) (*Document, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	e := v.m[path]
+	v.mu.Unlock()
+	if e != nil && e.size == fi.Size() && e.modTime.Equal(fi.ModTime()) {
+		return e.doc, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	d := NewDocument("", path, 0, b)
+	v.mu.Lock()
+	if v.m == nil || len(v.m) >= maxDiskViews {
+		v.m = map[string]*diskView{}
+	}
+	v.m[path] = &diskView{size: fi.Size(), modTime: fi.ModTime(), doc: d}
+	v.mu.Unlock()
+	return d, nil
 }

@@ -80,7 +80,8 @@ type Session struct {
 	projects map[string]*Project
 	closed   bool // Shutdown or Close: no new projects
 
-	docs documents
+	docs  documents
+	views diskViews
 
 	invariantViolations atomic.Int64
 }
@@ -210,6 +211,18 @@ func (s *Session) Documents(dir string) map[string]*Document { return s.docs.und
 
 // ReadFile is the editor's view of a file: its open buffer, else the disk.
 func (s *Session) ReadFile(path string) ([]byte, error) { return s.docs.readFile(path) }
+
+// View is the editor's view of a file as a Document: its open buffer, else
+// the file on disk (version 0, empty URI), read again only when its size
+// or modification time changed. A Document's scans (SQLX, Refs,
+// DefinitionSpan) are computed once, so requests should read files
+// through View.
+func (s *Session) View(path string) (*Document, error) {
+	if d := s.docs.get(path); d != nil {
+		return d, nil
+	}
+	return s.views.get(path)
+}
 
 // OpenDocument records a document the editor opened. Opening a file as it
 // is on disk does not change what compiles, once the project has
