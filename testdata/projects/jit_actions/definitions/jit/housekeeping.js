@@ -3,7 +3,7 @@ operate("drop_stale_scratch_tables", {
   description: "Deletes scratch_* tables that were not touched for a week.",
   dependencyTargets: [{ name: "click_sessions" }],
   tags: ["jit", "maintenance"]
-}).jitCode(async (jctx) => {
+}).jitCode(jit_rows.withRows(async (jctx) => {
   const listing = await jctx.adapter.listTables({ database: jctx.database(), schema: jctx.schema() });
   const weekAgo = Date.now() - 7 * 24 * 3600 * 1000;
   const stale = (listing.tables || []).filter(t =>
@@ -22,15 +22,15 @@ operate("drop_stale_scratch_tables", {
     fetchResults: true,
     rowLimit: 1
   });
-  // Rows come back as google.protobuf.Struct messages: fields map to Value objects.
-  const cell = result.rows && result.rows.length ? result.rows[0].fields.n : null;
-  const sessions = cell ? Number(cell.stringValue || cell.numberValue || 0) : null;
+  // jctx.rows: see includes/jit_rows.js (no rows in a dry run).
+  const [count] = jctx.rows(result);
+  const sessions = count ? Number(count.n) : null;
   return [
     `-- dropped: ${dropped.join(", ") || "nothing"}; execution ${jctx.executionData.executionId || "n/a"}`,
     `INSERT INTO \`${jctx.database()}.${jctx.schema()}.housekeeping_log\` (ran_at, dropped, sessions)
      VALUES (CURRENT_TIMESTAMP(), ${dropped.length}, ${JSON.stringify(sessions)})`
   ];
-});
+}));
 
 // The same kind of action with the JiT body given as a string of JavaScript.
 operate("refresh_campaign_cache", {
