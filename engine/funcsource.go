@@ -78,6 +78,10 @@ func fixArrowSources(prg *ast.Program, src string) {
 	if prg == nil || prg.File == nil || !strings.Contains(src, "=>") {
 		return
 	}
+	// Each correction stands on its own; should this code ever trip over an
+	// AST it does not expect, the module still compiles, with goja's text
+	// for the arrows not yet corrected.
+	defer func() { _ = recover() }()
 	f := &arrowFixer{src: src, base: prg.File.Base(), seen: map[*ast.ArrowFunctionLiteral]bool{}, ends: map[*ast.ArrowFunctionLiteral]int{}}
 	for i := 0; ; {
 		j := strings.Index(src[i:], "=>")
