@@ -332,8 +332,13 @@ func (k ErrorKind) Certain() bool {
 }
 
 // Problem is what the analyzer found wrong with a statement: the first
-// problem only (the analyzer stops there). Line and Column are 1-based in
-// the statement, in bytes of its line.
+// problem only (the analyzer stops there). Line and Column are GoogleSQL's
+// "[at L:C]", 1-based in the statement. Measured on go-googlesql v0.3.0
+// (TestProblemColumnsAreCodePointsWithTabStops): a line ends at "\n",
+// "\r\n" or a lone "\r"; a column counts Unicode code points, not bytes
+// ('é' and '🙂' are one column each, not 2 or 4), and a tab advances to
+// the next tab stop of 8 (columns 9, 17, 25, …), so a caller mapping a
+// position back to source bytes must walk the line the same way.
 type Problem struct {
 	Kind    ErrorKind
 	Message string // the first line of the analyzer's message, without the position

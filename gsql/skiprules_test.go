@@ -1,0 +1,79 @@
+package gsql
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// The rules by which Analyze skips what GoogleSQL's open-source analyzer
+// rejects but BigQuery accepts, each found by the false-alarm corpus
+// (falsealarm_test.go), and the real errors next to them that must stay
+// errors.
+
+// GoogleSQL's [at L:C] columns count code points and expand tabs to stops
+// of 8; its lines end at \n, \r\n and a lone \r. sqlcheck maps positions
+// back to source bytes on this assumption.
+func TestProblemColumnsAreCodePointsWithTabStops(t *testing.T) {
+	c := testCatalog(t)
+	for _, tc := range []struct {
+		sql       string
+		line, col int
+	}{
+		{"SELECT\torder_idd FROM `proj.sales.orders`", 1, 9},
+		{"SELECT 'é', order_idd FROM `proj.sales.orders`", 1, 13},           // 14 in bytes
+		{"SELECT '🙂', order_idd FROM `proj.sales.orders`", 1, 13},           // 16 in bytes
+		{"SELECT 'ab',\torder_idd FROM `proj.sales.orders`", 1, 17},         // a tab from column 13
+		{"SELECT\t'Größe → 🙂',\torder_idd FROM `proj.sales.orders`", 1, 25}, // 28 in bytes, 21 code points
+		{"SELECT 1,\n  'ü',\t\torder_idd FROM `proj.sales.orders`", 2, 17},
+		{"SELECT 1,\r\n  order_idd FROM `proj.sales.orders`", 2, 3},
+		{"SELECT 1,\r  order_idd FROM `proj.sales.orders`", 2, 3},
+		{"SELECT '\u2028', order_idd FROM `proj.sales.orders`", 1, 13}, // no line break inside a string
+	} {
+		a, err := c.Analyze(context.Background(), tc.sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Problem == nil || a.Problem.Kind != UnknownColumn || a.Problem.Line != tc.line || a.Problem.Column != tc.col {
+			t.Errorf("%q: %+v (skipped %q), want unknown-column at %d:%d", tc.sql, a.Problem, a.Skipped, tc.line, tc.col)
+		}
+	}
+}
+
+// skipRuleCase is a statement sequence analysed on one catalog; the last
+// statement must be skipped with a reason containing skipped, or, when
+// skipped is empty, report a problem of kind.
+type skipRuleCase struct {
+	script  []string
+	skipped string
+	kind    ErrorKind
+}
+
+func checkSkipRules(t *testing.T, cases []skipRuleCase) {
+	t.Helper()
+	for _, tc := range cases {
+		c := testCatalog(t)
+		var a Analysis
+		for _, sql := range tc.script {
+			var err error
+			if a, err = c.Analyze(context.Background(), sql); err != nil {
+				t.Fatal(err)
+			}
+		}
+		last := tc.script[len(tc.script)-1]
+		switch {
+		case tc.skipped != "":
+			if a.Problem != nil || !strings.Contains(a.Skipped, tc.skipped) {
+				t.Errorf("%q: problem %+v skipped %q, want skipped with %q", last, a.Problem, a.Skipped, tc.skipped)
+			}
+		case tc.kind == "":
+			if a.Problem != nil || a.Skipped != "" {
+				t.Errorf("%q: problem %+v skipped %q, want analysed clean", last, a.Problem, a.Skipped)
+			}
+		default:
+			if a.Problem == nil || a.Problem.Kind != tc.kind {
+				t.Errorf("%q: problem %+v skipped %q, want %s", last, a.Problem, a.Skipped, tc.kind)
+			}
+		}
+	}
+}
