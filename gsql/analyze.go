@@ -128,8 +128,49 @@ func NewCatalog(defaultProject string) (*Catalog, error) {
 	if err := opts.SetAllowUndeclaredParameters(true); err != nil {
 		return nil, err
 	}
-	return &Catalog{defaultProject: defaultProject, cat: cat, tf: tf, opts: opts,
-		tables: map[string]Table{}, nested: map[string]*googlesql.SimpleCatalog{}, tempFns: map[string]bool{}}, nil
+	c := &Catalog{defaultProject: defaultProject, cat: cat, tf: tf, opts: opts,
+		tables: map[string]Table{}, nested: map[string]*googlesql.SimpleCatalog{}, tempFns: map[string]bool{}}
+	for _, v := range systemVariables {
+		typ, err := c.gsqlType(v.Type)
+		if err != nil {
+			return nil, err
+		}
+		if err := opts.AddSystemVariable(strings.Split(v.Name, "."), typ); err != nil {
+			return nil, fmt.Errorf("system variable @@%s: %w", v.Name, err)
+		}
+	}
+	return c, nil
+}
+
+// systemVariables are BigQuery's (docs.cloud.google.com/bigquery/docs/
+// reference/system-variables), which GoogleSQL knows only when told. One
+// it does not know is never reported (beyondGoogleSQL); setting the
+// default dataset skips the statement, so that sqlcheck does not analyse
+// the unqualified table names after it against no dataset.
+var systemVariables = []Column{
+	{Name: "current_job_id", Type: Type{Kind: "STRING"}},
+	{Name: "dataset_id", Type: Type{Kind: "STRING"}},
+	{Name: "dataset_project_id", Type: Type{Kind: "STRING"}},
+	{Name: "error.formatted_stack_trace", Type: Type{Kind: "STRING"}},
+	{Name: "error.message", Type: Type{Kind: "STRING"}},
+	{Name: "error.statement_text", Type: Type{Kind: "STRING"}},
+	{Name: "error.stack_trace", Type: Type{Kind: "ARRAY", Elem: &Type{Kind: "STRUCT", Fields: []Column{
+		{Name: "line", Type: Type{Kind: "INT64"}}, {Name: "column", Type: Type{Kind: "INT64"}},
+		{Name: "filename", Type: Type{Kind: "STRING"}}, {Name: "location", Type: Type{Kind: "STRING"}}}}}},
+	{Name: "last_job_id", Type: Type{Kind: "STRING"}},
+	{Name: "location", Type: Type{Kind: "STRING"}},
+	{Name: "project_id", Type: Type{Kind: "STRING"}},
+	{Name: "query_label", Type: Type{Kind: "STRING"}},
+	{Name: "reservation", Type: Type{Kind: "STRING"}},
+	{Name: "row_count", Type: Type{Kind: "INT64"}},
+	{Name: "script.bytes_billed", Type: Type{Kind: "INT64"}},
+	{Name: "script.bytes_processed", Type: Type{Kind: "INT64"}},
+	{Name: "script.creation_time", Type: Type{Kind: "TIMESTAMP"}},
+	{Name: "script.job_id", Type: Type{Kind: "STRING"}},
+	{Name: "script.num_child_jobs", Type: Type{Kind: "INT64"}},
+	{Name: "script.slot_ms", Type: Type{Kind: "INT64"}},
+	{Name: "session_id", Type: Type{Kind: "STRING"}},
+	{Name: "time_zone", Type: Type{Kind: "STRING"}},
 }
 
 // Has reports whether the catalog has a table of this path (case
@@ -375,15 +416,18 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (Analysis, error) {
 	// Parse first: a statement GoogleSQL cannot parse, or several, is
 	// not something the analyzer is sure about (BigQuery may accept
 	// syntax GoogleSQL's open-source parser lacks).
-	reads, why, err := c.reads(stmt)
+	st, why, err := c.reads(stmt)
 	if err != nil {
 		return Analysis{}, err
 	}
 	if why != "" {
 		return Analysis{Skipped: why}, nil
 	}
+	if st.setsDefaultDataset != "" {
+		return Analysis{Skipped: "it sets @@" + st.setsDefaultDataset + ", which decides what the table names after it mean"}, nil
+	}
 	var unknown []string
-	for _, r := range reads {
+	for _, r := range st.tables {
 		if !c.Has(c.qualify(r)) {
 			unknown = append(unknown, r)
 		}
@@ -502,6 +546,10 @@ func (c *Catalog) beyondGoogleSQL(p *Problem) string {
 		// The parser took it (reads), the analyzer does not: a scripting
 		// statement (DECLARE, SET, IF) or a BigQuery form.
 		return "GoogleSQL's analyzer does not take it (" + msg + "); BigQuery may"
+	case p.Kind == UnknownColumn && strings.HasPrefix(nameAfterColon(msg), "@@"):
+		// A system variable BigQuery documents after systemVariables was
+		// written (or a misspelt one, which BigQuery rejects: missed).
+		return "it uses the system variable " + nameAfterColon(msg) + ", which dfd does not know"
 	case strings.HasPrefix(msg, "Table-valued function not found"), strings.HasPrefix(msg, "Model not found"),
 		strings.HasPrefix(msg, "Connection not found"), strings.HasPrefix(msg, "Procedure not found"):
 		return "it uses " + nameAfterColon(msg) + ", which dfd does not model"
@@ -635,37 +683,58 @@ func typeOf(t googlesql.Googlesql_TypeNode) (Type, error) {
 	return Type{Kind: "UNKNOWN"}, nil
 }
 
-// reads parses stmt and returns the tables it reads by name (as written:
-// "d.t", "p.d.t"): the FROM and JOIN tables and TABLE arguments, but not
-// the names of its CTEs or paths into a range variable (FROM t, t.items).
-// why is set when stmt is not one statement GoogleSQL parses.
-func (c *Catalog) reads(stmt string) (tables []string, why string, err error) {
+// parsedStatement is what the parse tells Analyze about a statement.
+type parsedStatement struct {
+	// tables are the tables it reads by name (as written: "d.t",
+	// "p.d.t"): the FROM and JOIN tables and TABLE arguments, but not
+	// the names of its CTEs or paths into a range variable (FROM t,
+	// t.items).
+	tables []string
+	// setsDefaultDataset is "dataset_id" or "dataset_project_id" when it
+	// is SET @@dataset_id = … or SET @@dataset_project_id = ….
+	setsDefaultDataset string
+}
+
+// reads parses stmt; why is set when stmt is not one statement GoogleSQL
+// parses.
+func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error) {
 	e, err := theEngine()
 	if err != nil {
-		return nil, "", err
+		return st, "", err
 	}
 	out, perr := googlesql.ParseScript(stmt, e.parser, e.errs)
 	if perr != nil {
-		return nil, "GoogleSQL cannot parse it (" + firstLine(perr.Error()) + "); BigQuery may", nil
+		return st, "GoogleSQL cannot parse it (" + firstLine(perr.Error()) + "); BigQuery may", nil
 	}
 	script, err := out.Script()
 	if err != nil {
-		return nil, "", err
+		return st, "", err
 	}
 	list, err := script.StatementListNode()
 	if err != nil {
-		return nil, "", err
+		return st, "", err
 	}
 	n, err := list.NumChildren()
 	if err != nil {
-		return nil, "", err
+		return st, "", err
 	}
 	if n != 1 {
-		return nil, fmt.Sprintf("a script of %d statements is not analysed", n), nil
+		return st, fmt.Sprintf("a script of %d statements is not analysed", n), nil
 	}
 	s, err := list.StatementList(0)
 	if err != nil {
-		return nil, "", err
+		return st, "", err
+	}
+	if set, ok := s.(*googlesql.ASTSystemVariableAssignment); ok {
+		if v, err := set.SystemVariable(); err == nil && v != nil {
+			if p, err := v.Path(); err == nil && p != nil {
+				if names, err := p.ToIdentifierVector(); err == nil && len(names) == 1 {
+					if n := strings.ToLower(names[0]); n == "dataset_id" || n == "dataset_project_id" {
+						st.setsDefaultDataset = n
+					}
+				}
+			}
+		}
 	}
 	kinds := []int32{}
 	for _, k := range []googlesql.ASTNodeKind{googlesql.ASTNodeKindAstTablePathExpression, googlesql.ASTNodeKindAstAliasedQuery,
@@ -674,7 +743,7 @@ func (c *Catalog) reads(stmt string) (tables []string, why string, err error) {
 	}
 	nodes, err := s.GetDescendantsWithKinds(kinds)
 	if err != nil {
-		return nil, "", err
+		return st, "", err
 	}
 	local := map[string]bool{} // CTE names and range variables
 	var paths [][]string
@@ -708,11 +777,11 @@ func (c *Catalog) reads(stmt string) (tables []string, why string, err error) {
 		case *googlesql.ASTTablePathExpression:
 			p, err := n.PathExpr()
 			if err != nil {
-				return nil, "", err
+				return st, "", err
 			}
 			parts, err := pathOf(p)
 			if err != nil {
-				return nil, "", err
+				return st, "", err
 			}
 			if len(parts) > 0 {
 				paths = append(paths, parts)
@@ -720,11 +789,11 @@ func (c *Catalog) reads(stmt string) (tables []string, why string, err error) {
 		case *googlesql.ASTTableClause:
 			p, err := n.TablePath()
 			if err != nil {
-				return nil, "", err
+				return st, "", err
 			}
 			parts, err := pathOf(p)
 			if err != nil {
-				return nil, "", err
+				return st, "", err
 			}
 			if len(parts) > 0 {
 				paths = append(paths, parts)
@@ -744,12 +813,12 @@ func (c *Catalog) reads(stmt string) (tables []string, why string, err error) {
 		}
 		if strings.EqualFold(parts[len(parts)-2], "INFORMATION_SCHEMA") || (len(parts) >= 2 && strings.EqualFold(parts[0], "INFORMATION_SCHEMA")) {
 			why = "it reads INFORMATION_SCHEMA, whose views dfd does not model"
-			return nil, why, nil
+			return st, why, nil
 		}
 		if !seen[strings.ToLower(name)] {
 			seen[strings.ToLower(name)] = true
-			tables = append(tables, name)
+			st.tables = append(st.tables, name)
 		}
 	}
-	return tables, "", nil
+	return st, "", nil
 }

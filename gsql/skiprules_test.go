@@ -77,3 +77,20 @@ func checkSkipRules(t *testing.T, cases []skipRuleCase) {
 		}
 	}
 }
+
+// BigQuery's system variables resolve; setting the default dataset skips
+// the statement (sqlcheck then analyses no unqualified table name after it
+// against no dataset); one dfd does not know is never an error.
+func TestSystemVariables(t *testing.T) {
+	checkSkipRules(t, []skipRuleCase{
+		{script: []string{"SELECT @@project_id, @@session_id, @@script.bytes_processed, @@row_count + 1, @@error.stack_trace[SAFE_OFFSET(0)].line"}},
+		{script: []string{"SET @@query_label = 'team:data'"}},
+		{script: []string{"SET @@time_zone = 'America/New_York'"}},
+		{script: []string{"SET @@dataset_id = 'sales'"}, skipped: "it sets @@dataset_id"},
+		{script: []string{"SET @@dataset_project_id = 'proj'"}, skipped: "it sets @@dataset_project_id"},
+		{script: []string{"SELECT @@some_future_variable"}, skipped: "system variable @@some_future_variable"},
+		// Real errors stay errors.
+		{script: []string{"SELECT @@project_id + 1"}, kind: TypeMismatch},
+		{script: []string{"SELECT order_idd FROM `proj.sales.orders` WHERE @@project_id = 'proj'"}, kind: UnknownColumn},
+	})
+}
