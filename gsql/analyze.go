@@ -441,6 +441,13 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (Analysis, error) {
 		if why := c.beyondGoogleSQL(p); why != "" {
 			return Analysis{Skipped: why}, nil
 		}
+		if name := strings.ToUpper(nameAfterColon(p.Message)); p.Kind == UnknownColumn && st.createsTable &&
+			(name == "_PARTITIONTIME" || name == "_PARTITIONDATE") {
+			// CREATE TABLE … PARTITION BY _PARTITIONDATE (or
+			// DATE(_PARTITIONTIME)): ingestion-time partitioning, whose
+			// pseudo-columns GoogleSQL's analyzer does not know in DDL.
+			return Analysis{Skipped: "it partitions by ingestion time (" + name + "), which GoogleSQL's analyzer does not take"}, nil
+		}
 		if p.Kind == UnknownTable {
 			// A qualified name the scan above took for a local name:
 			// that dfd has no schema for it does not mean BigQuery has
@@ -693,6 +700,8 @@ type parsedStatement struct {
 	// setsDefaultDataset is "dataset_id" or "dataset_project_id" when it
 	// is SET @@dataset_id = … or SET @@dataset_project_id = ….
 	setsDefaultDataset string
+	// createsTable is set for CREATE [TEMP] TABLE.
+	createsTable bool
 }
 
 // reads parses stmt; why is set when stmt is not one statement GoogleSQL
@@ -724,6 +733,9 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 	s, err := list.StatementList(0)
 	if err != nil {
 		return st, "", err
+	}
+	if _, ok := s.(*googlesql.ASTCreateTableStatement); ok {
+		st.createsTable = true
 	}
 	if set, ok := s.(*googlesql.ASTSystemVariableAssignment); ok {
 		if v, err := set.SystemVariable(); err == nil && v != nil {

@@ -94,3 +94,18 @@ func TestSystemVariables(t *testing.T) {
 		{script: []string{"SELECT order_idd FROM `proj.sales.orders` WHERE @@project_id = 'proj'"}, kind: UnknownColumn},
 	})
 }
+
+// CREATE TABLE … PARTITION BY _PARTITIONDATE is BigQuery's ingestion-time
+// partitioning; GoogleSQL's analyzer knows no such column there.
+func TestIngestionTimePartitioning(t *testing.T) {
+	checkSkipRules(t, []skipRuleCase{
+		{script: []string{"CREATE TABLE sales.t (x INT64) PARTITION BY _PARTITIONDATE"}, skipped: "ingestion time (_PARTITIONDATE)"},
+		{script: []string{"CREATE TABLE sales.t (x INT64) PARTITION BY DATE(_PARTITIONTIME) OPTIONS (partition_expiration_days = 3)"}, skipped: "ingestion time (_PARTITIONTIME)"},
+		{script: []string{"CREATE OR REPLACE TABLE sales.t (x INT64) PARTITION BY TIMESTAMP_TRUNC(_PARTITIONTIME, HOUR)"}, skipped: "ingestion time"},
+		// Real errors stay errors: another unknown name in DDL, and the
+		// pseudo-column where no table in scope has it.
+		{script: []string{"CREATE TABLE sales.t (x INT64) PARTITION BY DATE(y)"}, kind: UnknownColumn},
+		{script: []string{"SELECT _PARTITIONTIME FROM (SELECT 1 AS x)"}, kind: UnknownColumn},
+		{script: []string{"SELECT _PARTITIONTIME AS pt FROM `proj.sales.orders`"}},
+	})
+}
