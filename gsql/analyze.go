@@ -73,7 +73,12 @@ type Catalog struct {
 	// (a templated ANY TYPE argument) or when two actions declare it
 	// differently — calls to those are never reported.
 	tempFns map[string]bool
-	keep    []*googlesql.AnalyzerOutput // owners of registered functions' signatures
+	// tempTables are the tables CREATE TEMP TABLE statements created, by
+	// lower-case name: dfd does not keep their schemas (another action
+	// may create one of the same name), so statements reading them are
+	// skipped, never checked against no table.
+	tempTables map[string]bool
+	keep       []*googlesql.AnalyzerOutput // owners of registered functions' signatures
 }
 
 // analyzerBase is what every catalog shares: the language, the analyzer
@@ -129,7 +134,8 @@ func NewCatalog(defaultProject string) (*Catalog, error) {
 		return nil, err
 	}
 	c := &Catalog{defaultProject: defaultProject, cat: cat, tf: tf, opts: opts,
-		tables: map[string]Table{}, nested: map[string]*googlesql.SimpleCatalog{}, tempFns: map[string]bool{}}
+		tables: map[string]Table{}, nested: map[string]*googlesql.SimpleCatalog{}, tempFns: map[string]bool{},
+		tempTables: map[string]bool{}}
 	for _, v := range systemVariables {
 		typ, err := c.gsqlType(v.Type)
 		if err != nil {
@@ -423,6 +429,9 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (Analysis, error) {
 	if why != "" {
 		return Analysis{Skipped: why}, nil
 	}
+	if st.tempTable != "" {
+		c.tempTables[strings.ToLower(st.tempTable)] = true
+	}
 	if st.setsDefaultDataset != "" {
 		return Analysis{Skipped: "it sets @@" + st.setsDefaultDataset + ", which decides what the table names after it mean"}, nil
 	}
@@ -447,6 +456,9 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (Analysis, error) {
 			// DATE(_PARTITIONTIME)): ingestion-time partitioning, whose
 			// pseudo-columns GoogleSQL's analyzer does not know in DDL.
 			return Analysis{Skipped: "it partitions by ingestion time (" + name + "), which GoogleSQL's analyzer does not take"}, nil
+		}
+		if name := nameAfterColon(p.Message); p.Kind == UnknownTable && c.tempTables[strings.ToLower(name)] {
+			return Analysis{Skipped: "it reads the temporary table " + name + ", whose schema dfd does not keep"}, nil
 		}
 		if p.Kind == UnknownTable {
 			// A qualified name the scan above took for a local name:
@@ -700,8 +712,10 @@ type parsedStatement struct {
 	// setsDefaultDataset is "dataset_id" or "dataset_project_id" when it
 	// is SET @@dataset_id = … or SET @@dataset_project_id = ….
 	setsDefaultDataset string
-	// createsTable is set for CREATE [TEMP] TABLE.
+	// createsTable is set for CREATE [TEMP] TABLE; tempTable is the name
+	// CREATE TEMP TABLE creates.
 	createsTable bool
+	tempTable    string
 }
 
 // reads parses stmt; why is set when stmt is not one statement GoogleSQL
@@ -734,8 +748,15 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 	if err != nil {
 		return st, "", err
 	}
-	if _, ok := s.(*googlesql.ASTCreateTableStatement); ok {
+	if ct, ok := s.(*googlesql.ASTCreateTableStatement); ok {
 		st.createsTable = true
+		if temp, err := ct.IsTemp(); err == nil && temp {
+			if p, err := ct.Name(); err == nil && p != nil {
+				if names, err := p.ToIdentifierVector(); err == nil {
+					st.tempTable = strings.Join(names, ".")
+				}
+			}
+		}
 	}
 	if set, ok := s.(*googlesql.ASTSystemVariableAssignment); ok {
 		if v, err := set.SystemVariable(); err == nil && v != nil {

@@ -109,3 +109,19 @@ func TestIngestionTimePartitioning(t *testing.T) {
 		{script: []string{"SELECT _PARTITIONTIME AS pt FROM `proj.sales.orders`"}},
 	})
 }
+
+// A script's CREATE TEMP TABLE makes a table the statements after it read
+// by its one-part name; dfd does not keep its schema, so they are skipped.
+func TestTemporaryTables(t *testing.T) {
+	create := "CREATE TEMP TABLE big_orders AS SELECT * FROM `proj.sales.orders` WHERE amount > 100"
+	checkSkipRules(t, []skipRuleCase{
+		{script: []string{create}},
+		{script: []string{create, "SELECT COUNT(*) FROM big_orders"}, skipped: "temporary table big_orders"},
+		{script: []string{"CREATE TEMPORARY TABLE staged (id INT64)", "INSERT INTO staged SELECT order_id FROM `proj.sales.orders`"}, skipped: "temporary table staged"},
+		// A temp table whose CREATE has a problem of its own still exists
+		// for the statements after it, in BigQuery's view of the script.
+		{script: []string{"CREATE TEMP TABLE t2 AS SELECT order_idd FROM `proj.sales.orders`", "SELECT * FROM t2"}, skipped: "temporary table t2"},
+		// Real errors stay errors: a one-part name nothing created.
+		{script: []string{create, "SELECT COUNT(*) FROM big_orderz"}, kind: UnknownTable},
+	})
+}
