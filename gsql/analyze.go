@@ -565,6 +565,10 @@ func (c *Catalog) beyondGoogleSQL(p *Problem) string {
 		// The parser took it (reads), the analyzer does not: a scripting
 		// statement (DECLARE, SET, IF) or a BigQuery form.
 		return "GoogleSQL's analyzer does not take it (" + msg + "); BigQuery may"
+	case p.Kind == TypeMismatch && strings.HasPrefix(msg, "No matching signature for function ") &&
+		narrowerSignatures[signatureFunction(msg)] != "":
+		name := signatureFunction(msg)
+		return "it calls " + name + ", whose BigQuery signatures GoogleSQL's analyzer lacks some of (" + narrowerSignatures[name] + ")"
 	case p.Kind == UnknownColumn && strings.HasPrefix(nameAfterColon(msg), "@@"):
 		// A system variable BigQuery documents after systemVariables was
 		// written (or a misspelt one, which BigQuery rejects: missed).
@@ -595,6 +599,23 @@ func (c *Catalog) beyondGoogleSQL(p *Problem) string {
 		}
 	}
 	return ""
+}
+
+// narrowerSignatures are the functions GoogleSQL v0.3.0's analyzer has
+// with fewer argument types than BigQuery documents: "No matching
+// signature" for one of them is not certain. Any other function's stays a
+// type mismatch.
+var narrowerSignatures = map[string]string{
+	// BigQuery: "the Levenshtein distance between two STRING or BYTES
+	// values"; GoogleSQL v0.3.0: EDIT_DISTANCE(STRING, STRING, …) only.
+	"EDIT_DISTANCE": "BYTES arguments",
+}
+
+// signatureFunction is F in "No matching signature for function F …",
+// upper case, without a SAFE. prefix.
+func signatureFunction(msg string) string {
+	name, _, _ := strings.Cut(strings.TrimPrefix(msg, "No matching signature for function "), " ")
+	return strings.TrimPrefix(strings.ToUpper(name), "SAFE.")
 }
 
 // declare registers the temporary function a CREATE TEMP FUNCTION
