@@ -406,9 +406,18 @@ type Analysis struct {
 	Skipped string
 	// Unknown are the tables the statement reads that have no schema.
 	Unknown []string
+	// Empty: the text holds no statement (blank, or only comments).
+	Empty bool
 }
 
+// noStatement is reads' why for a text without a statement.
+const noStatement = "no statement"
+
 var atRE = regexp.MustCompile(`\s*\[at (\d+):(\d+)\]\s*$`)
+
+// scriptingRE recognises the analyzer's answer to a scripting statement,
+// which only the script entry points take.
+var scriptingRE = regexp.MustCompile(`^(?:Syntax error: Unexpected keyword (DECLARE|SET|IF|BEGIN|LOOP|WHILE|REPEAT|FOR|CALL|EXECUTE|RAISE|RETURN|BREAK|LEAVE|CONTINUE|ITERATE|CASE)\b|Statement not supported: (SingleAssignment|Assignment)\b)`)
 
 // Analyze analyses one statement against the catalog. It is not an error
 // when the statement is wrong; errors are failures of the engine.
@@ -425,6 +434,9 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (Analysis, error) {
 	st, why, err := c.reads(stmt)
 	if err != nil {
 		return Analysis{}, err
+	}
+	if why == noStatement {
+		return Analysis{Empty: true}, nil
 	}
 	if why != "" {
 		return Analysis{Skipped: why}, nil
@@ -564,6 +576,13 @@ func (c *Catalog) beyondGoogleSQL(p *Problem) string {
 	case strings.HasPrefix(msg, "Syntax error"), strings.HasPrefix(msg, "Statement not supported"):
 		// The parser took it (reads), the analyzer does not: a scripting
 		// statement (DECLARE, SET, IF) or a BigQuery form.
+		if m := scriptingRE.FindStringSubmatch(msg); m != nil {
+			kw := strings.ToUpper(m[1])
+			if m[2] != "" {
+				kw = "SET"
+			}
+			return "it is a scripting statement (" + kw + "), which dfd does not analyse"
+		}
 		return "GoogleSQL's analyzer does not take it (" + msg + "); BigQuery may"
 	case p.Kind == TypeMismatch && strings.HasPrefix(msg, "No matching signature for function ") &&
 		narrowerSignatures[signatureFunction(msg)] != "":
@@ -761,6 +780,9 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 	n, err := list.NumChildren()
 	if err != nil {
 		return st, "", err
+	}
+	if n == 0 {
+		return st, noStatement, nil
 	}
 	if n != 1 {
 		return st, fmt.Sprintf("a script of %d statements is not analysed", n), nil
