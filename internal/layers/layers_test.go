@@ -43,10 +43,11 @@ var rules = map[string][]string{
 	"jit":            {"engine", "jit/wire", "jit/wirepb", "internal/heapwatch"},
 	"jit/nodeworker": {"engine", "jit/...", "internal/heapwatch"},
 
+	"sqlcheck":  {"gsql", "source", "adapters", "protos/dataformpb"},
 	"workspace": {"source", "project", "settings"},
 	"lsp":       {"workspace", "source", "settings"},
 
-	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "project", "protos/dataformpb"},
+	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "sqlcheck", "project", "protos/dataformpb"},
 	"cmd/...": {"..."},
 
 	"internal/...": {"..."},

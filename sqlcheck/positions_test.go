@@ -1,0 +1,26 @@
+package sqlcheck
+
+import "testing"
+
+// GoogleSQL's columns count characters and expand tabs to multiples of 8;
+// stmtOffset and columnOf convert between them and byte offsets.
+func TestStatementColumns(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		col  int // GoogleSQL's, 1-based
+		off  int // bytes
+	}{
+		{"SELECT x", 8, 7},
+		{"\tx", 9, 1},
+		{"ab\tx", 9, 3},
+		{"abcdefgh\tx", 17, 9},
+		{"'ö→🙂' x", 7, 12},
+	} {
+		if got := stmtOffset("first line\n"+tc.line, 2, tc.col); got != len("first line\n")+tc.off {
+			t.Errorf("stmtOffset(%q, col %d) = %d, want %d", tc.line, tc.col, got-len("first line\n"), tc.off)
+		}
+		if got := columnOf(tc.line, tc.off); got != tc.col {
+			t.Errorf("columnOf(%q, %d) = %d, want %d", tc.line, tc.off, got, tc.col)
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package sqlcheck
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/dfdtools/dfd/adapters/offline"
+	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/project"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+// checkFixture compiles testdata/projects/<name> with the real core and
+// checks it against the metadata snapshot testdata/metadata/<metadata>.
+func checkFixture(t *testing.T, name, metadata string, opts Options) (*Result, string) {
+	t.Helper()
+	root := testenv.ProjectCopy(t, testenv.Fixture(name), testenv.CoreVersion)
+	p, err := project.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle := filepath.Join(root, "node_modules", "@dataform", "core", "bundle.js")
+	core := &project.Core{Version: testenv.CoreVersion, Dir: filepath.Dir(bundle), BundlePath: bundle}
+	res, err := compile.Run(context.Background(), p, core, compile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := res.Errors(); len(errs) > 0 {
+		t.Fatalf("the fixture has compilation errors: %v", errs)
+	}
+	if metadata != "" {
+		data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "testdata", "metadata", metadata))
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, err := offline.Parse(metadata, data, offline.Options{DefaultDatabase: res.Graph.GetProjectConfig().GetDefaultDatabase()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Metadata = md
+	}
+	opts.Read = func(rel string) ([]byte, bool) {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		return b, err == nil
+	}
+	out, err := Check(context.Background(), res.Graph, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, root
+}
+
+// The planted errors of sql_check (each file says "ERROR (intended)"),
+// each found where the text is, and nothing else above a hint.
+func TestCheckFindsPlantedErrors(t *testing.T) {
+	res, root := checkFixture(t, "sql_check", "sql_check.json", Options{})
+	want := []struct {
+		file, at, code, message string
+		placed                  bool // at a ${…} or a ref, not the text itself
+	}{
+		{"definitions/marts/customer_totals.sqlx", "amount_cent)", "unknown-column", "Did you mean amount_cents?", false},
+		{"definitions/marts/customer_names.sqlx", "full_nam,", "unknown-column", "full_nam", false},
+		{"definitions/marts/order_flags.sqlx", "amount_cents + status", "type-mismatch", "No matching signature for operator +", false},
+		{"definitions/marts/archive_counts.sqlx", "orders_archive", "unknown-table", "orders_archive", false},
+		{"definitions/marts/by_country.js", "contry", "unknown-column", "Did you mean country?", false},
+		{"definitions/staging/stg_refunds.sqlx", `${money.cents("refund_amount")}`, "unknown-column", "refund_amount", true},
+	}
+	found := map[int]bool{}
+	for _, f := range res.Findings {
+		if f.Severity == Hint {
+			continue
+		}
+		matched := false
+		for i, w := range want {
+			if f.File != w.file {
+				continue
+			}
+			text, err := os.ReadFile(filepath.Join(root, w.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			off := strings.Index(string(text), w.at)
+			if off < 0 || strings.Count(string(text), w.at) != 1 {
+				t.Fatalf("%s: %q is not in the file once", w.file, w.at)
+			}
+			line := strings.Count(string(text[:off]), "\n")
+			col := len(utf16.Encode([]rune(string(text[strings.LastIndexByte(string(text[:off]), '\n')+1 : off]))))
+			matched = true
+			found[i] = true
+			if f.Line != line || f.Col != col || f.Code != w.code || !strings.Contains(f.Message, w.message) || f.Severity != Error || f.MappedToPlacement != w.placed {
+				t.Errorf("%s: got %s %d:%d %s %q (placed %v), want error %s at %d:%d (%q) containing %q (placed %v)",
+					w.file, f.Severity, f.Line, f.Col, f.Code, f.Message, f.MappedToPlacement, w.code, line, col, w.at, w.message, w.placed)
+			}
+		}
+		if !matched {
+			t.Errorf("unexpected finding: %s:%d:%d: %s: %s [%s] (%s)", f.File, f.Line+1, f.Col+1, f.Severity, f.Message, f.Code, f.Action)
+		}
+	}
+	for i, w := range want {
+		if !found[i] {
+			t.Errorf("%s: no finding for %q", w.file, w.at)
+		}
+	}
+
+	// What dfd cannot analyse is a hint, never an error: the script
+	// operation and the incremental table whose pre_operations DECLARE a
+	// variable.
+	hints := map[string]string{}
+	for _, f := range res.Findings {
+		if f.Severity == Hint {
+			hints[f.File] += f.Message + "\n"
+		}
+	}
+	for file, want := range map[string]string{
+		"definitions/ops/guard.sqlx":            "a script of 3 statements",
+		"definitions/marts/weekly_revenue.sqlx": "scripting statement (DECLARE)",
+	} {
+		if !strings.Contains(hints[file], want) {
+			t.Errorf("%s: hint %q, want one containing %q", file, hints[file], want)
+		}
+	}
+	// Schemas flow through the DAG: the inferred tables' columns.
+	for target, cols := range map[string]string{
+		"acme-shop.shop.stg_orders":    "order_id INT64, customer_id INT64, amount_cents INT64, status STRING, ordered_at TIMESTAMP, items ARRAY<STRUCT<sku STRING, qty INT64, price NUMERIC>>, ship_country STRING",
+		"acme-shop.shop.daily_revenue": "order_date DATE, revenue_cents INT64, customers INT64",
+		"acme-shop.shop.stg_events":    "event_name STRING, user_id STRING, page STRING, event_date DATE, param_key STRING, param_int INT64",
+	} {
+		var got []string
+		for _, c := range res.Schemas[target] {
+			got = append(got, c.Name+" "+c.Type.String())
+		}
+		if strings.Join(got, ", ") != cols {
+			t.Errorf("%s: schema %q, want %q", target, strings.Join(got, ", "), cols)
+		}
+	}
+	t.Logf("analysed %d statements, skipped %d", res.Analysed, res.Skipped)
+}
+
+// Without metadata, every statement reading a declaration is skipped: no
+// finding above a hint except those that need no warehouse table.
+func TestCheckWithoutMetadataOnlyHints(t *testing.T) {
+	res, _ := checkFixture(t, "sql_check", "", Options{})
+	for _, f := range res.Findings {
+		if f.Severity != Hint && f.File != "definitions/marts/archive_counts.sqlx" {
+			t.Errorf("%s:%d:%d: %s: %s", f.File, f.Line+1, f.Col+1, f.Severity, f.Message)
+		}
+	}
+	if len(res.Unknown) == 0 || res.Unknown["acme-raw.raw.orders"] == nil {
+		t.Errorf("unknown tables %v, want acme-raw.raw.orders among them", res.Unknown)
+	}
+}
+
+// A warehouse that says a table does not exist is believed only when it
+// is BigQuery itself (MissingIsCertain), not a snapshot.
+func TestCheckMissingTable(t *testing.T) {
+	g := &dataformpb.CompiledGraph{
+		ProjectConfig: &dataformpb.ProjectConfig{DefaultDatabase: "p"},
+		Tables: []*dataformpb.Table{{
+			Target: &dataformpb.Target{Database: "p", Schema: "d", Name: "t"}, FileName: "definitions/t.sqlx",
+			EnumType: dataformpb.TableType_VIEW, Query: "SELECT a\nFROM `p.raw.gone`",
+		}},
+	}
+	md, err := offline.Parse("empty", []byte(`{"tables": []}`), offline.Options{DefaultDatabase: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, certain := range []bool{false, true} {
+		res, err := Check(context.Background(), g, Options{Metadata: md, MissingIsCertain: certain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Findings) != 1 {
+			t.Fatalf("certain=%v: findings %+v", certain, res.Findings)
+		}
+		f := res.Findings[0]
+		if certain && (f.Severity != Error || f.Code != "unknown-table" || f.StatementLine != 2 || f.StatementColumn != 6) {
+			t.Errorf("certain: %+v", f)
+		}
+		if !certain && f.Severity != Hint {
+			t.Errorf("not certain: %+v", f)
+		}
+	}
+}
