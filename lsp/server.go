@@ -15,8 +15,9 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// DefaultDebounce is how long the server waits after an edit before it
-// recompiles (a save compiles at once).
+// DefaultDebounce is the as-you-type debounce (workspace.DefaultDebounce):
+// edits typed faster than it recompile once they stop; the first edit after
+// a pause, and a save, compile at once.
 const DefaultDebounce = workspace.DefaultDebounce
 
 // Options configure a server.

@@ -37,8 +37,10 @@ type Settings struct {
 	// compile on save, on changes of files on disk, and when dfd/preview or
 	// dfd/graph asks for the newest compile. Setting dfd.compileAsYouType.
 	CompileAsYouType bool
-	// Debounce is the delay between an edit and the recompile; 0: the server's
-	// default (150 ms). Setting dfd.debounceMs.
+	// Debounce is the as-you-type delay: while edits come faster than it, the
+	// recompile waits until none came for this long; the first edit after a
+	// pause compiles at once. 0: the server's default (150 ms). Setting
+	// dfd.debounceMs.
 	Debounce time.Duration
 	// LogLevel is "error", "warn", "info" or "debug"; empty: the daemon's own
 	// (stderr) and info for window/logMessage. Setting dfd.logLevel.

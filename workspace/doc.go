@@ -7,9 +7,10 @@
 // It is gopls' cache layer (Session → View → Snapshot) for Dataform.
 //
 // Scheduling: every change bumps a project's modification counter and
-// wakes its goroutine, which debounces, (re)opens the project when its
-// settings or core changed, compiles with the open buffers, and publishes
-// in phases — the compile's errors at once, then the later phase (Check:
+// wakes its goroutine, which debounces (adaptively: the first edit after a
+// pause compiles at once, edits typed faster than the delay once they
+// stop), (re)opens the project when its settings or core changed,
+// compiles with the open buffers, and publishes in phases — the compile's errors at once, then the later phase (Check:
 // metadata warnings, JiT checks, SQL analysis) of the same snapshot, which
 // the next change cancels. Requests read the latest snapshot, or wait for
 // one that covers the changes made so far (Project.Await); they never

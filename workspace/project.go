@@ -53,12 +53,14 @@ type Project struct {
 	backend ProjectBackend
 	info    ProjectInfo
 
-	mu           sync.Mutex // guards the fields below
-	mod          int64      // modification counter: every change bumps it
-	urgent       bool       // the pending change should compile at once
-	reopen       bool       // settings/core must be read again
-	recheckAsked bool       // only the later phase must run again (a file opened)
-	snap         *Snapshot  // the latest snapshot
+	mu           sync.Mutex    // guards the fields below
+	mod          int64         // modification counter: every change bumps it
+	urgent       bool          // the pending change should compile at once
+	lastEdit     time.Time     // when the latest edit (a change that is not urgent) came
+	editGap      time.Duration // how long before it the previous edit came (0: none before)
+	reopen       bool          // settings/core must be read again
+	recheckAsked bool          // only the later phase must run again (a file opened)
+	snap         *Snapshot     // the latest snapshot
 	snapCh       chan struct{}
 	// compileDiags are the latest snapshot's compile-phase diagnostics;
 	// later are the later-phase diagnostics and laterOf the snapshot
@@ -93,6 +95,14 @@ func (p *Project) Name() string { return filepath.Base(p.root) }
 // cancels a compile in progress (it is superseded) and compiles again.
 func (p *Project) Changed(flags ChangeFlags) {
 	p.mu.Lock()
+	if flags&ChangeUrgent == 0 { // an edit as you type: time it for the debounce
+		now := time.Now()
+		p.editGap = 0
+		if !p.lastEdit.IsZero() {
+			p.editGap = now.Sub(p.lastEdit)
+		}
+		p.lastEdit = now
+	}
 	p.mod++
 	p.deferred = false // the compile this asks for reads every buffer
 	p.urgent = p.urgent || flags&ChangeUrgent != 0
@@ -286,17 +296,27 @@ func (p *Project) closeBackend() {
 	}
 }
 
-// waitQuiet waits until no change came for the debounce delay, unless the
-// pending change is urgent. It returns false when the project ends.
+// waitQuiet is the adaptive debounce: it returns at once for an urgent
+// change (a save, an open) and for an edit that came after a pause (no
+// edit in the debounce delay before it): the first edit after a pause is
+// compiled at once, since no other edit is known to be coming to
+// supersede it. While edits come faster than the debounce delay (typing),
+// it waits until none came for that long. It returns false when the
+// project ends.
 func (p *Project) waitQuiet() bool {
 	for {
 		p.mu.Lock()
-		urgent := p.urgent
+		urgent, last, gap := p.urgent, p.lastEdit, p.editGap
 		p.mu.Unlock()
-		if urgent {
+		d := p.s.debounce()
+		if urgent || gap == 0 || gap >= d {
 			return true
 		}
-		t := time.NewTimer(p.s.debounce())
+		wait := d - time.Since(last)
+		if wait <= 0 {
+			return true
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-p.ctx.Done():
 			t.Stop()
@@ -584,8 +604,7 @@ func settingsFile(root string) string {
 func openErrorDiagnostics(root string, err error) []Diagnostic {
 	var se *project.SettingsError
 	if errors.As(err, &se) {
-		line, col := max(se.Line-1, 0), max(se.Column-1, 0)
-		return []Diagnostic{{Path: se.File, Line: line, Col: col, EndLine: -1, Severity: SeverityError, Message: se.Msg, Source: "dfd", Code: "settings"}}
+		return settingsErrorDiagnostics(se)
 	}
 	code := "project"
 	if errors.Is(err, project.ErrNoCore) || errors.Is(err, project.ErrCoreInstall) || errors.Is(err, project.ErrNPMNotFound) || errors.Is(err, project.ErrBadCoreVersion) {
@@ -594,9 +613,21 @@ func openErrorDiagnostics(root string, err error) []Diagnostic {
 	return []Diagnostic{{Path: settingsFile(root), EndLine: -1, Severity: SeverityError, Message: err.Error(), Source: "dfd", Code: code}}
 }
 
+// settingsErrorDiagnostics puts a settings error at its line and column
+// (1-based in the error; line 1 when it has none).
+func settingsErrorDiagnostics(se *project.SettingsError) []Diagnostic {
+	line, col := max(se.Line-1, 0), max(se.Column-1, 0)
+	return []Diagnostic{{Path: se.File, Line: line, Col: col, EndLine: -1, Severity: SeverityError, Message: se.Msg, Source: "dfd", Code: "settings"}}
+}
+
 // compilerFailureDiagnostics reports a compiler failure (not an error in
-// the user's code, or one core could not attribute) on the settings file.
+// the user's code, or one core could not attribute) on the settings file:
+// where core's own reading of it failed (YAML that dfd's parser accepted),
+// else on its first line.
 func compilerFailureDiagnostics(root string, err error) []Diagnostic {
+	if se, ok := project.CoreSettingsError(root, err.Error()); ok {
+		return settingsErrorDiagnostics(se)
+	}
 	return []Diagnostic{{Path: settingsFile(root), EndLine: -1, Severity: SeverityError,
 		Message: "compilation failed: " + err.Error(), Source: "dfd", Code: "compile"}}
 }

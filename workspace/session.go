@@ -19,9 +19,10 @@ import (
 	"github.com/dfdtools/dfd/settings"
 )
 
-// DefaultDebounce is how long a project waits after an edit before it
-// recompiles (a save compiles at once), unless dfd.debounceMs says
-// otherwise.
+// DefaultDebounce is the as-you-type debounce, unless dfd.debounceMs says
+// otherwise: while edits come faster than it, a project recompiles once
+// none came for this long; the first edit after a pause, and a save,
+// compile at once (Project.waitQuiet).
 const DefaultDebounce = 150 * time.Millisecond
 
 // Events is how the workspace tells its client (the LSP server) what

@@ -326,3 +326,47 @@ func TestRemoveProject(t *testing.T) {
 		t.Errorf("opened %d, closed %d", b.opened, b.closed)
 	}
 }
+
+// The debounce adapts: an edit after a pause compiles at once (however
+// long the debounce delay), while edits that come faster than the delay —
+// typing — wait until none came for that long; a save compiles at once.
+func TestAdaptiveDebounce(t *testing.T) {
+	root := writeProject(t, map[string]string{"definitions/a.sqlx": "SELECT 1\n"})
+	b := &fakeBackend{}
+	s := New(context.Background(), Options{Backend: b, Events: newRecorder(), Debounce: time.Hour})
+	t.Cleanup(s.Close)
+	p := s.AddProject(root)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := p.Await(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, "definitions", "a.sqlx")
+	s.OpenDocument(NewDocument("file://"+path, path, 1, []byte("SELECT 1\n")))
+	if err := s.ChangeDocument(NewDocument("file://"+path, path, 2, []byte("SELECT 2\n"))); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := p.Await(ctx, p.Version())
+	if err != nil {
+		t.Fatalf("an edit after a pause waited for the hour-long debounce: %v", err)
+	}
+	if got := string(snap.Docs["definitions/a.sqlx"].Text); got != "SELECT 2\n" {
+		t.Fatalf("compiled %q", got)
+	}
+	// Typing: the next edits come within the delay of the previous one.
+	for v := int32(3); v <= 5; v++ {
+		if err := s.ChangeDocument(NewDocument("file://"+path, path, v, []byte("SELECT "+string(rune('0'+v))+"\n"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	typed := p.Version()
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	if _, err := p.Await(short, typed); err == nil {
+		t.Error("edits made while typing compiled without the debounce delay")
+	}
+	cancelShort()
+	s.SaveDocument(path, nil)
+	if _, err := p.Await(ctx, typed); err != nil {
+		t.Fatalf("a save did not compile at once: %v", err)
+	}
+}
