@@ -421,7 +421,7 @@ var scriptingRE = regexp.MustCompile(`^(?:Syntax error: Unexpected keyword (DECL
 
 // Analyze analyses one statement against the catalog. It is not an error
 // when the statement is wrong; errors are failures of the engine.
-func (c *Catalog) Analyze(ctx context.Context, stmt string) (Analysis, error) {
+func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err error) {
 	if err := ctx.Err(); err != nil {
 		return Analysis{}, err
 	}
@@ -443,6 +443,16 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (Analysis, error) {
 	}
 	if st.tempTable != "" {
 		c.tempTables[strings.ToLower(st.tempTable)] = true
+	}
+	if name := strings.ToLower(st.tempFunction); name != "" {
+		// A CREATE TEMP FUNCTION dfd could not register still declares
+		// the function for the statements after it: their calls are
+		// skipped, never "Function not found".
+		defer func() {
+			if err == nil && (an.Problem != nil || an.Skipped != "") {
+				c.tempFns[name] = false
+			}
+		}()
 	}
 	if st.setsDefaultDataset != "" {
 		return Analysis{Skipped: "it sets @@" + st.setsDefaultDataset + ", which decides what the table names after it mean"}, nil
@@ -609,12 +619,14 @@ func (c *Catalog) beyondGoogleSQL(p *Problem) string {
 			return "it calls " + name + ", a BigQuery function GoogleSQL's analyzer lacks"
 		}
 	}
-	// A temporary function declared twice: its calls may be checked
-	// against the other declaration.
+	// A temporary function declared twice, or whose declaration dfd
+	// could not register: its calls may be checked against the other
+	// declaration, or against nothing. The name must be a whole word of
+	// the message: a function f excuses no error that merely has an f.
 	lower := strings.ToLower(msg)
 	for name, registered := range c.tempFns {
-		if !registered && strings.Contains(lower, name) {
-			return "it calls the temporary function " + name + ", declared differently by another action"
+		if !registered && containsWord(lower, name) {
+			return "it calls the temporary function " + name + ", declared differently by another action or not registered"
 		}
 	}
 	return ""
@@ -681,6 +693,26 @@ func (c *Catalog) declare(out *googlesql.AnalyzerOutput, fn *googlesql.ResolvedC
 	c.keep = append(c.keep, out)
 	c.tempFns[name] = true
 	return nil
+}
+
+// containsWord reports whether word occurs in s with no identifier
+// character on either side.
+func containsWord(s, word string) bool {
+	isIdent := func(b byte) bool {
+		return b == '_' || ('0' <= b && b <= '9') || ('a' <= b && b <= 'z') || ('A' <= b && b <= 'Z')
+	}
+	for i := 0; word != ""; {
+		j := strings.Index(s[i:], word)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(word)
+		if (start == 0 || !isIdent(s[start-1])) && (end == len(s) || !isIdent(s[end])) {
+			return true
+		}
+		i = start + 1
+	}
+	return false
 }
 
 // nameAfterColon is the name in "Table not found: `p.d.t`", "Function not
@@ -753,9 +785,11 @@ type parsedStatement struct {
 	// is SET @@dataset_id = … or SET @@dataset_project_id = ….
 	setsDefaultDataset string
 	// createsTable is set for CREATE [TEMP] TABLE; tempTable is the name
-	// CREATE TEMP TABLE creates.
+	// CREATE TEMP TABLE creates, tempFunction the one CREATE TEMP
+	// FUNCTION declares.
 	createsTable bool
 	tempTable    string
+	tempFunction string
 }
 
 // reads parses stmt; why is set when stmt is not one statement GoogleSQL
@@ -797,6 +831,17 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 			if p, err := ct.Name(); err == nil && p != nil {
 				if names, err := p.ToIdentifierVector(); err == nil {
 					st.tempTable = strings.Join(names, ".")
+				}
+			}
+		}
+	}
+	if cf, ok := s.(*googlesql.ASTCreateFunctionStatement); ok {
+		if temp, err := cf.IsTemp(); err == nil && temp {
+			if d, err := cf.FunctionDeclaration(); err == nil && d != nil {
+				if p, err := d.Name(); err == nil && p != nil {
+					if names, err := p.ToIdentifierVector(); err == nil {
+						st.tempFunction = strings.Join(names, ".")
+					}
 				}
 			}
 		}

@@ -138,3 +138,34 @@ func TestNarrowerSignatures(t *testing.T) {
 		{script: []string{"SELECT amount + status FROM `proj.sales.orders`"}, kind: TypeMismatch},
 	})
 }
+
+// A CREATE TEMP FUNCTION the analyzer rejects (here for a type alias
+// GoogleSQL lacks, or a body it does not take) still declares the function
+// in BigQuery: calls to it are skipped, not "Function not found".
+func TestTemporaryFunctionNotRegistered(t *testing.T) {
+	checkSkipRules(t, []skipRuleCase{
+		{script: []string{"CREATE TEMP FUNCTION f(x INT64) AS (x + @@no_such_variable)", "SELECT f(1)"}, skipped: "could not register"},
+		{script: []string{"CREATE TEMP FUNCTION g(s STRING) AS (CONTAINS_SUBSTR(s, 'a'))", "SELECT g('abc')"}, skipped: "could not register"},
+		{script: []string{"CREATE TEMPORARY FUNCTION h(x INT64) AS (x + y)", "SELECT h(1)"}, skipped: "could not register"},
+		// Real errors stay errors: a function nothing declared.
+		{script: []string{"CREATE TEMP FUNCTION h(x INT64) AS (x + y)", "SELECT hh(1)"}, kind: UnknownFunction},
+		{script: []string{"CREATE TEMP FUNCTION k(x INT64) AS (x + 1)", "SELECT k('a')"}, kind: TypeMismatch},
+	})
+}
+
+// An untrusted temporary function excuses only the errors that name it.
+func TestUntrustedTemporaryFunctionExcusesOnlyItsCalls(t *testing.T) {
+	checkSkipRules(t, []skipRuleCase{
+		{script: []string{"CREATE TEMP FUNCTION a(x ANY TYPE) AS (x)", "SELECT a(1)"}, skipped: "could not register"},
+		{script: []string{"CREATE TEMP FUNCTION a(x ANY TYPE) AS (x)", "SELECT order_idd FROM `proj.sales.orders`"}, kind: UnknownColumn},
+		{script: []string{"CREATE TEMP FUNCTION a(x ANY TYPE) AS (x)", "SELECT amount + status FROM `proj.sales.orders`"}, kind: TypeMismatch},
+	})
+	for _, tc := range []struct {
+		s, w string
+		want bool
+	}{{"function not found: a", "a", true}, {"unrecognized name: amount", "a", false}, {"a_b(a)", "a", true}, {"ab", "a", false}, {"", "a", false}} {
+		if got := containsWord(tc.s, tc.w); got != tc.want {
+			t.Errorf("containsWord(%q, %q) = %v", tc.s, tc.w, got)
+		}
+	}
+}
