@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -130,4 +131,31 @@ func jsonError(path string, data []byte, err error) error {
 		se.Column = int(offset) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 	}
 	return se
+}
+
+// coreYAMLErrorRE is @dataform/core's refusal of a YAML file its js-yaml
+// cannot load: "<file> is not a valid YAML file: YAMLException: <reason>
+// (LINE:COL)", then js-yaml's snippet of the lines around it.
+var coreYAMLErrorRE = regexp.MustCompile(`(?m)(\S+) is not a valid YAML file: (?:YAMLException: )?(.*?) \((\d+):(\d+)\)$`)
+
+// CoreSettingsError recognises, in the message of a compile that failed,
+// core's refusal of the settings file of the project at root: YAML that
+// dfd's parser accepts but core's js-yaml does not (an unknown tag such as
+// `!custom`, …). It carries js-yaml's position.
+func CoreSettingsError(root, msg string) (*SettingsError, bool) {
+	m := coreYAMLErrorRE.FindStringSubmatch(msg)
+	if m == nil {
+		return nil, false
+	}
+	file := filepath.FromSlash(m[1])
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(root, file)
+	}
+	if filepath.Clean(file) != filepath.Join(root, WorkflowSettingsFile) {
+		return nil, false
+	}
+	se := &SettingsError{File: file, Msg: m[2]}
+	se.Line, _ = strconv.Atoi(m[3])
+	se.Column, _ = strconv.Atoi(m[4])
+	return se, true
 }
