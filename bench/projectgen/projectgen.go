@@ -40,7 +40,15 @@ type Options struct {
 	JiT bool
 	// Seed makes the project reproducible.
 	Seed int64
+	// BigSQLXBytes, when positive, adds one table defined in a .sqlx file
+	// of about this many bytes (definitions/shared/big_mapping.sqlx, see
+	// BigSQLX), counted in Actions. It needs Actions of at least 13, for
+	// the calendar table it reads.
+	BigSQLXBytes int
 }
+
+// BigSQLXPath is the file Options.BigSQLXBytes adds.
+const BigSQLXPath = "definitions/shared/big_mapping.sqlx"
 
 // Counts are the actions of a generated project by kind, as core will
 // report them in the compiled graph.
@@ -81,6 +89,9 @@ func Plan(opts Options) (*Project, error) {
 	}
 	if opts.CoreVersion == "" {
 		opts.CoreVersion = DefaultCoreVersion
+	}
+	if opts.BigSQLXBytes > 0 && opts.Actions < 13 {
+		return nil, fmt.Errorf("projectgen: BigSQLXBytes needs Actions of at least 13, got %d", opts.Actions)
 	}
 	g := &gen{
 		opts:  opts,
@@ -201,6 +212,12 @@ func (g *gen) project() {
 	if shared {
 		g.calendarTable()
 		budget -= 2
+	}
+	if g.opts.BigSQLXBytes > 0 {
+		g.file(BigSQLXPath, BigSQLX(g.opts.BigSQLXBytes, g.opts.Seed, g.calendar.name))
+		g.used["big_mapping"] = true
+		g.counts.Tables++
+		budget--
 	}
 	budgets := g.domainBudgets(budget)
 	for i, b := range budgets {

@@ -38,6 +38,33 @@ func TestPlanHitsActionCount(t *testing.T) {
 	}
 }
 
+// BigSQLX is about the size asked for, never less, and the big file is
+// counted as one table.
+func TestBigSQLX(t *testing.T) {
+	for _, size := range []int{1 << 10, 100 << 10, 2 << 20} {
+		s := projectgen.BigSQLX(size, 1, "dim_calendar")
+		if len(s) < size || len(s) > size+1024 {
+			t.Errorf("BigSQLX(%d) is %d bytes", size, len(s))
+		}
+		if s != projectgen.BigSQLX(size, 1, "dim_calendar") {
+			t.Errorf("BigSQLX(%d) is not deterministic", size)
+		}
+	}
+	p, err := projectgen.Plan(projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Counts.Total(); got != 30 {
+		t.Errorf("%d actions, want 30", got)
+	}
+	if len(p.Files[projectgen.BigSQLXPath]) < 64<<10 {
+		t.Errorf("%s is %d bytes", projectgen.BigSQLXPath, len(p.Files[projectgen.BigSQLXPath]))
+	}
+	if _, err := projectgen.Plan(projectgen.Options{Actions: 12, BigSQLXBytes: 1}); err == nil {
+		t.Error("BigSQLXBytes with 12 actions (no calendar table) was accepted")
+	}
+}
+
 func TestPlanIsDeterministic(t *testing.T) {
 	opts := projectgen.Options{Actions: 300, JiT: true, Seed: 42}
 	a, err := projectgen.Plan(opts)
@@ -112,8 +139,9 @@ func TestGeneratedProjectCompiles(t *testing.T) {
 	for _, opts := range []projectgen.Options{
 		{Actions: 30, Seed: 3},
 		{Actions: 160, JiT: true, Seed: 7},
+		{Actions: 30, JiT: true, Seed: 1, BigSQLXBytes: 256 << 10},
 	} {
-		t.Run(fmt.Sprintf("%d-jit=%v", opts.Actions, opts.JiT), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d-jit=%v-big=%d", opts.Actions, opts.JiT, opts.BigSQLXBytes), func(t *testing.T) {
 			src := filepath.Join(t.TempDir(), "p")
 			want, err := projectgen.GenerateCounts(src, opts)
 			if err != nil {
