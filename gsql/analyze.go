@@ -118,6 +118,19 @@ func NewCatalog(defaultProject string) (*Catalog, error) {
 	if err := cat.AddBuiltinFunctionsAndTypes(&googlesql.BuiltinFunctionOptions{LanguageOptions: lang}); err != nil {
 		return nil, fmt.Errorf("built-in functions: %w", err)
 	}
+	// BigQuery's type aliases, which GoogleSQL's external mode lacks
+	// ("Type not found: INTEGER" in a CAST, a DDL column, a temporary
+	// function's signature).
+	for alias, kind := range map[string]string{"INT": "INT64", "SMALLINT": "INT64", "INTEGER": "INT64", "BIGINT": "INT64",
+		"TINYINT": "INT64", "BYTEINT": "INT64", "DECIMAL": "NUMERIC", "BIGDECIMAL": "BIGNUMERIC"} {
+		typ, err := (&Catalog{tf: tf}).gsqlType(Type{Kind: kind})
+		if err != nil {
+			return nil, err
+		}
+		if err := cat.AddType(alias, typ); err != nil {
+			return nil, fmt.Errorf("type alias %s: %w", alias, err)
+		}
+	}
 	opts, err := googlesql.NewAnalyzerOptions2()
 	if err != nil {
 		return nil, fmt.Errorf("analyzer options: %w", err)

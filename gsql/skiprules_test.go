@@ -169,3 +169,15 @@ func TestUntrustedTemporaryFunctionExcusesOnlyItsCalls(t *testing.T) {
 		}
 	}
 }
+
+// BigQuery's type aliases resolve: INT, SMALLINT, INTEGER, BIGINT,
+// TINYINT, BYTEINT are INT64; DECIMAL NUMERIC; BIGDECIMAL BIGNUMERIC.
+func TestTypeAliases(t *testing.T) {
+	checkSkipRules(t, []skipRuleCase{
+		{script: []string{"SELECT CAST(1 AS INTEGER), CAST(1 AS int), CAST(1 AS BIGINT), CAST(1 AS SMALLINT), CAST(1 AS TINYINT), CAST(1 AS BYTEINT), CAST(1 AS DECIMAL(10, 2)), CAST(1 AS BIGDECIMAL)"}},
+		{script: []string{"CREATE TABLE sales.t (a INTEGER NOT NULL, d DECIMAL(12, 3), e ARRAY<INT>, s STRUCT<x SMALLINT>)"}},
+		{script: []string{"CREATE TEMP FUNCTION inc(x INTEGER) RETURNS BIGINT AS (x + 1)", "SELECT inc(order_id) FROM `proj.sales.orders`"}},
+		// Real errors stay errors.
+		{script: []string{"CREATE TEMP FUNCTION inc(x INTEGER) RETURNS BIGINT AS (x + 1)", "SELECT inc(status) FROM `proj.sales.orders`"}, kind: TypeMismatch},
+	})
+}
