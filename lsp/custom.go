@@ -114,7 +114,7 @@ func (s *Server) preview(ctx context.Context, raw []byte) (*PreviewResult, error
 	}
 	p := s.ws.ProjectFor(path)
 	if p == nil {
-		return nil, fmt.Errorf("dfd/preview: %s is not in a Dataform project (no workflow_settings.yaml or dataform.json above it)", path)
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("dfd/preview: %s is not in a Dataform project (no workflow_settings.yaml or dataform.json above it)", path))
 	}
 	rel, _ := relSlash(p.Root(), path)
 	p.FlushDeferred() // dfd.compileAsYouType false: compile the edits now
@@ -296,7 +296,7 @@ func (s *Server) graph(ctx context.Context, raw []byte) (*GraphResult, error) {
 	if params.URI != "" {
 		p := s.projectByURI(params.URI)
 		if p == nil {
-			return nil, fmt.Errorf("dfd/graph: %s is not in a Dataform project", params.URI)
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("dfd/graph: %s is not in a Dataform project", params.URI))
 		}
 		projects = []*workspace.Project{p}
 	} else {

@@ -45,7 +45,8 @@ func (s *Server) fileAt(ctx context.Context, u uri.URI) (*fileCtx, error) {
 	f := &fileCtx{uri: u, path: path, sqlx: strings.HasSuffix(path, ".sqlx")}
 	d, err := s.ws.View(path)
 	if err != nil {
-		return nil, fmt.Errorf("dfd: %w", err)
+		// A document that is neither open nor on disk.
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "dfd: "+err.Error())
 	}
 	f.doc, f.text, f.m = d, d.Text, d.Lines()
 	if p := s.ws.ProjectFor(path); p != nil {

@@ -90,6 +90,12 @@ func (s *Server) guard(next jsonrpc2.Handler) jsonrpc2.Handler {
 		case errors.Is(err, context.Canceled):
 			return nil, protocol.ErrRequestCancelled
 		}
+		var coded *jsonrpc2.Error
+		if !errors.As(err, &coded) {
+			// jsonrpc2 would send an error without a code as code 0,
+			// which no client can tell apart: LSP's RequestFailed.
+			return nil, jsonrpc2.NewError(jsonrpc2.Code(protocol.LSPErrorCodesRequestFailed), err.Error())
+		}
 		return nil, err
 	}
 }
