@@ -64,6 +64,13 @@ func LoadBundle(path, version string) (*Bundle, error) {
 }
 
 func compileBundle(path, version string) (*Bundle, error) {
+	return compileBundleNatives(path, version, true)
+}
+
+// compileBundleNatives is compileBundle, with or without (for tests that
+// compare the two) the patches that hand work with a JavaScript fallback to
+// Go: SQLX (sqlx.go).
+func compileBundleNatives(path, version string, natives bool) (*Bundle, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("loading @dataform/core: %w", err)
@@ -72,6 +79,10 @@ func compileBundle(path, version string) (*Bundle, error) {
 	if versionLess(version, "3.0.57") {
 		code = patchOldCallerFile(code)
 	}
+	sqlx := SQLXInCore
+	if natives {
+		code, sqlx = patchSQLX(code) // first: it recognises core's unpatched SQLX code
+	}
 	code = patchQuadraticConcat(code)
 	code = patchUTF8Read(code)
 	prog, err := goja.Compile(path, wrapModule(code), false)
@@ -79,7 +90,14 @@ func compileBundle(path, version string) (*Bundle, error) {
 		return nil, &BundleError{Path: path, Version: version, Err: err}
 	}
 	sum := sha256.Sum256(src)
-	return &Bundle{Version: version, Path: path, program: prog, digest: version + ":" + hex.EncodeToString(sum[:])}, nil
+	digest := version + ":" + hex.EncodeToString(sum[:])
+	if sqlx != SQLXInCore {
+		// Go's lexer follows JavaScript where goja's regexps do not (see
+		// gojaRegexpsDiffer): results cached from core's own lexer in goja
+		// may differ, so they are not reused.
+		digest += ":sqlx-go"
+	}
+	return &Bundle{Version: version, Path: path, program: prog, digest: digest}, nil
 }
 
 // BundleError is a core's bundle.js that cannot be the file npm installed:

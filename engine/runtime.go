@@ -163,6 +163,7 @@ func (r *Runtime) installGlobals() {
 	_ = g.Set("console", console)
 	r.timers.install(r)
 	r.installUTF8Read()
+	r.installSQLX()
 }
 
 // formatLog renders console arguments roughly as Node's util.format does.

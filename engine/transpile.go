@@ -15,12 +15,13 @@ import (
 
 // Core's compiler(code, path) turns a .sqlx (and .sql, .yaml, .ipynb, .md)
 // file into the JavaScript module that defines its actions. It is a pure
-// function of the core, the path and the content, and it is the single
-// largest cost of a compile in goja: about 55 % of a 1,000-action project
-// (SQLX lexing runs core's moo lexer on regexp2). Editors recompile after
-// every keystroke with all but one file unchanged, so the results are
-// memoized, in memory for the life of the process (a daemon's workers) and
-// optionally on disk (cold `dfd compile` processes).
+// function of the core, the path and the content. It was the single
+// largest cost of a compile in goja, about 55 % of a 1,000-action project,
+// while core's moo lexer ran on regexp2; with SQLX in Go (sqlx.go) it is
+// about 3 %. Editors recompile after every keystroke with all but one file
+// unchanged, so the results are memoized, in memory for the life of the
+// process (a daemon's workers) and optionally on disk (cold `dfd compile`
+// processes).
 //
 // Only successful results are kept: a file the compiler rejects is
 // compiled again each time, so its error is always core's own.
@@ -187,11 +188,10 @@ func diskEntry(out string) []byte {
 // wrapper of a few hundred bytes). The largest file dfd can compile is far
 // smaller than 64 MiB: a worker request carries the project in one 64 MiB
 // frame (jit/wire.DefaultMaxFrame), the editor sends a file in one 64 MiB
-// message (lsp.DefaultMaxMessageBytes), the memory layer refuses entries
-// over its 64 MiB limit, and a 10 MB .sqlx already takes minutes to lex in
-// goja. So anything bigger was not written by dfd for a file it could
-// compile, and reading it (a planted file, or a link to /dev/zero) could
-// only exhaust memory.
+// message (lsp.DefaultMaxMessageBytes), and the memory layer refuses
+// entries over its 64 MiB limit. So anything bigger was not written by dfd
+// for a file it could compile, and reading it (a planted file, or a link to
+// /dev/zero) could only exhaust memory.
 const maxDiskEntryOutput = 64 << 20
 
 // diskHead is the length of a disk entry's header line.
