@@ -69,7 +69,7 @@ func compileBundle(path, version string) (*Bundle, error) {
 
 // compileBundleNatives is compileBundle, with or without (for tests that
 // compare the two) the patches that hand work with a JavaScript fallback to
-// Go: SQLX (sqlx.go).
+// Go: SQLX (sqlx.go) and protobufjs's UTF-8 encoder (utf8write.go).
 func compileBundleNatives(path, version string, natives bool) (*Bundle, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -85,6 +85,9 @@ func compileBundleNatives(path, version string, natives bool) (*Bundle, error) {
 	}
 	code = patchQuadraticConcat(code)
 	code = patchUTF8Read(code)
+	if natives {
+		code = patchUTF8Write(code)
+	}
 	prog, err := goja.Compile(path, wrapModule(code), false)
 	if err != nil {
 		return nil, &BundleError{Path: path, Version: version, Err: err}

@@ -164,6 +164,7 @@ func (r *Runtime) installGlobals() {
 	r.timers.install(r)
 	r.installUTF8Read()
 	r.installSQLX()
+	r.installUTF8Write()
 }
 
 // formatLog renders console arguments roughly as Node's util.format does.
