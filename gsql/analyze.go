@@ -611,6 +611,10 @@ func (c *Catalog) beyondGoogleSQL(p *Problem) string {
 		narrowerSignatures[signatureFunction(msg)] != "":
 		name := signatureFunction(msg)
 		return "it calls " + name + ", whose BigQuery signatures GoogleSQL's analyzer lacks some of (" + narrowerSignatures[name] + ")"
+	case p.Kind == UnknownColumn && strings.EqualFold(nameAfterColon(msg), "_FILE_NAME"):
+		// The pseudo-column of BigQuery's external tables over files,
+		// which no table schema dfd is given carries.
+		return "it uses _FILE_NAME, the pseudo-column of external tables, which dfd does not model"
 	case p.Kind == UnknownColumn && strings.HasPrefix(nameAfterColon(msg), "@@"):
 		// A system variable BigQuery documents after systemVariables was
 		// written (or a misspelt one, which BigQuery rejects: missed).

@@ -181,3 +181,14 @@ func TestTypeAliases(t *testing.T) {
 		{script: []string{"CREATE TEMP FUNCTION inc(x INTEGER) RETURNS BIGINT AS (x + 1)", "SELECT inc(status) FROM `proj.sales.orders`"}, kind: TypeMismatch},
 	})
 }
+
+// _FILE_NAME is the pseudo-column of external tables, which table schemas
+// (warehouse metadata) do not carry.
+func TestFileNamePseudoColumn(t *testing.T) {
+	checkSkipRules(t, []skipRuleCase{
+		{script: []string{"SELECT _FILE_NAME AS f, order_id FROM `proj.sales.orders`"}, skipped: "_FILE_NAME"},
+		{script: []string{"SELECT order_id FROM `proj.sales.orders` WHERE _file_name LIKE '%.csv'"}, skipped: "_FILE_NAME"},
+		// Real errors stay errors.
+		{script: []string{"SELECT _FILE_NAMES FROM `proj.sales.orders`"}, kind: UnknownColumn},
+	})
+}
