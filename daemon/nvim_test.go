@@ -51,12 +51,17 @@ func TestNeovim(t *testing.T) {
 }
 
 // TestNeovimConfigs loads each Neovim configuration of the README
-// (neovim/dfd.lua: vim.lsp.start; neovim/lspconfig.lua: an nvim-lspconfig
-// custom server) into headless Neovim, with `dfd` on PATH as a user has
-// it, and checks through testdata/lsp/nvim/configs.lua that opening a
-// project's files starts one dfd client with the project as root, that its
-// diagnostics and settings arrive, and that a file outside any project
-// starts nothing. configs.lua explains what it supplies on Neovim 0.7.
+// (neovim/dfd.lua: vim.lsp.start, or vim.lsp.start_client on 0.7;
+// neovim/lspconfig.lua: an nvim-lspconfig custom server) into headless
+// Neovim, with `dfd` on PATH as a user has it, and checks through
+// testdata/lsp/nvim/configs.lua that opening a project's files starts one
+// dfd client with the project as root, that its diagnostics and settings
+// arrive, and that a file outside any project starts nothing. Nothing of
+// Neovim is supplied: CI's Neovim is Debian's 0.7.2, so the configurations
+// must work there as they are (configs.lua supplies only nvim-lspconfig,
+// which cannot be installed). dfd.lua is loaded twice: by the script, and
+// as a user installs it — copied to ~/.config/nvim/plugin/dfd.lua and read
+// by Neovim's own startup (no --clean).
 func TestNeovimConfigs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no editor")
@@ -71,8 +76,15 @@ func TestNeovimConfigs(t *testing.T) {
 	if err := os.Symlink(dfdBin(t), filepath.Join(bin, "dfd")); err != nil {
 		t.Fatal(err)
 	}
-	for _, config := range []string{"dfd.lua", "lspconfig.lua"} {
-		t.Run(config, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, config string
+		asPlugin     bool // installed in the user's plugin directory, read at startup
+	}{
+		{"dfd.lua", "dfd.lua", false},
+		{"lspconfig.lua", "lspconfig.lua", false},
+		{"dfd.lua as plugin/dfd.lua", "dfd.lua", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			root := jitWorkspace(t)
 			if err := os.WriteFile(filepath.Join(root, "definitions", "broken.sqlx"), []byte("config { type: \"view\" }\nSELECT * FROM ${ref(\"no_such_table\")}\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -89,10 +101,28 @@ func TestNeovimConfigs(t *testing.T) {
 				t.Fatal(err)
 			}
 			result := filepath.Join(t.TempDir(), "result.txt")
-			cmd := exec.Command(nvim, "--headless", "--clean", "-c", "luafile "+filepath.Join(script, "configs.lua"))
+			configHome := t.TempDir()
+			config := filepath.Join(testenv.RepoRoot(), "neovim", tc.config)
+			args := []string{"--headless", "--clean", "-c", "luafile " + filepath.Join(script, "configs.lua")}
+			if tc.asPlugin {
+				b, err := os.ReadFile(config)
+				if err != nil {
+					t.Fatal(err)
+				}
+				plugin := filepath.Join(configHome, "nvim", "plugin", "dfd.lua")
+				if err := os.MkdirAll(filepath.Dir(plugin), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(plugin, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				config = "" // Neovim loads it
+				args = []string{"--headless", "-c", "luafile " + filepath.Join(script, "configs.lua")}
+			}
+			cmd := exec.Command(nvim, args...)
 			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-				"DFD_CONFIG="+filepath.Join(testenv.RepoRoot(), "neovim", config), "DFD_PROJECT="+root, "DFD_OUTSIDE="+outside,
-				"DFD_RESULT="+result, "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir(),
+				"DFD_CONFIG="+config, "DFD_PROJECT="+root, "DFD_OUTSIDE="+outside,
+				"DFD_RESULT="+result, "XDG_CONFIG_HOME="+configHome, "XDG_DATA_HOME="+t.TempDir(),
 				"XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 			cmd.Dir = t.TempDir()
 			combined, err := cmd.CombinedOutput()

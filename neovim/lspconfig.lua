@@ -1,6 +1,12 @@
 -- dfd as an nvim-lspconfig server (nvim-lspconfig does not ship dfd, so it
 -- is registered as a custom server first). Needs the nvim-lspconfig plugin.
-vim.filetype.add({ extension = { sqlx = "sqlx" } })
+if vim.fn.has("nvim-0.8") == 1 then
+  vim.filetype.add({ extension = { sqlx = "sqlx" } })
+else
+  -- 0.7 reads vim.filetype.add() mappings only when g:do_filetype_lua is
+  -- set before startup: the same mapping, the Vim way.
+  vim.api.nvim_create_autocmd({ "BufRead", "BufNewFile" }, { pattern = "*.sqlx", command = "setfiletype sqlx" })
+end
 
 local configs = require("lspconfig.configs")
 local util = require("lspconfig.util")

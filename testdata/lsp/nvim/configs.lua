@@ -1,22 +1,20 @@
 -- Headless Neovim test of the configurations the README gives (neovim/dfd.lua
 -- and neovim/lspconfig.lua), run by daemon/nvim_test.go:
 --   nvim --headless --clean -c 'luafile testdata/lsp/nvim/configs.lua'
--- Environment: DFD_CONFIG (the configuration file to load), DFD_PROJECT (a
+-- Environment: DFD_CONFIG (the configuration file to load; empty when
+-- Neovim loaded it at startup, as a user's plugin/dfd.lua), DFD_PROJECT (a
 -- project with a broken file and metadata.json at its root), DFD_OUTSIDE (a
 -- .js file outside any project), DFD_RESULT (report file). `dfd` must be on
 -- PATH: the configurations start it by that name.
 --
--- Debian's Neovim is 0.7.2, older than the configurations' target (0.8+), and
--- nvim-lspconfig cannot be installed from the registries CI reaches, so this
--- script supplies, only where they are missing:
---   * vim.lsp.start (0.8) with 0.8's semantics: reuse the client of the same
---     name and root_dir, else start one; attach the current buffer;
---   * the .sqlx filetype mapping (0.7 reads vim.filetype.add() mappings only
---     with g:do_filetype_lua set at startup);
---   * the part of nvim-lspconfig the configuration uses: configs[name] =
---     { default_config = … }, util.root_pattern, and setup(), which — as
---     lspconfig does — starts or joins a client on FileType for buffers whose
---     root_dir(fname) is found.
+-- The configurations themselves must work on Debian's Neovim 0.7.2 as on
+-- 0.8+: nothing of Neovim is supplied here. nvim-lspconfig cannot be
+-- installed from the registries CI reaches, so when it is missing this
+-- script supplies the part of its API the lspconfig configuration uses:
+-- configs[name] = { default_config = … }, util.root_pattern, and setup(),
+-- which — as lspconfig does — starts or joins a client on FileType for
+-- buffers whose root_dir(fname) is found (with vim.lsp.start where it
+-- exists, else vim.lsp.start_client, as lspconfig did on 0.7).
 -- What is tested is the configurations themselves: their command, file
 -- types, root detection and settings, against the real dfd.
 local passed, failed = 0, 0
@@ -39,25 +37,6 @@ local function finish()
   vim.cmd('qa!')
 end
 
-if vim.fn.has('nvim-0.8') == 0 then
-  -- 0.7 only reads vim.filetype.add() mappings when g:do_filetype_lua was
-  -- set at startup; this is the same mapping the legacy way.
-  vim.api.nvim_create_autocmd({ 'BufRead', 'BufNewFile' }, { pattern = '*.sqlx', command = 'setfiletype sqlx' })
-end
-if not vim.lsp.start then
-  vim.lsp.start = function(config)
-    local bufnr = vim.api.nvim_get_current_buf()
-    for _, c in pairs(vim.lsp.get_active_clients()) do
-      if c.name == config.name and c.config.root_dir == config.root_dir then
-        vim.lsp.buf_attach_client(bufnr, c.id)
-        return c.id
-      end
-    end
-    local id = vim.lsp.start_client(config)
-    if id then vim.lsp.buf_attach_client(bufnr, id) end
-    return id
-  end
-end
 if not pcall(require, 'lspconfig') then
   local configs = {}
   package.preload['lspconfig.configs'] = function() return configs end
@@ -82,7 +61,19 @@ if not pcall(require, 'lspconfig') then
         vim.api.nvim_create_autocmd('FileType', { pattern = cfg.filetypes, callback = function(args)
           local root = cfg.root_dir(vim.api.nvim_buf_get_name(args.buf))
           if not root then return end
-          vim.lsp.start(vim.tbl_extend('force', cfg, { name = name, root_dir = root }))
+          local config = vim.tbl_extend('force', cfg, { name = name, root_dir = root })
+          if vim.lsp.start then
+            vim.lsp.start(config)
+            return
+          end
+          for _, c in pairs(vim.lsp.get_active_clients()) do
+            if c.name == name and c.config.root_dir == root then
+              vim.lsp.buf_attach_client(args.buf, c.id)
+              return
+            end
+          end
+          local id = vim.lsp.start_client(config)
+          if id then vim.lsp.buf_attach_client(args.buf, id) end
         end })
       end }
     end })
@@ -91,7 +82,9 @@ end
 
 local ok, err = pcall(function()
   local root, outside = os.getenv('DFD_PROJECT'), os.getenv('DFD_OUTSIDE')
-  dofile(os.getenv('DFD_CONFIG'))
+  if (os.getenv('DFD_CONFIG') or '') ~= '' then
+    dofile(os.getenv('DFD_CONFIG'))
+  end
 
   local function dfd_clients()
     local out = {}
