@@ -35,7 +35,9 @@
 // DeleteTable forgets the table (and its dataset's listing) once the wrapped
 // adapter ran it — or may have run it (its outcome is unknown). Invalidate
 // does the same for "a run changed this table". Refresh re-fetches cached
-// entries on request; Prefetch warms the datasets a project uses.
+// entries on request; Prefetch warms the datasets a project uses,
+// PrefetchTables single tables. CachedTable answers from the cache alone,
+// never waiting for the wrapped adapter (the editor's hovers).
 //
 // # Execute
 //
@@ -342,6 +344,82 @@ func (c *Cache) GetTable(ctx context.Context, req *dataformpb.GetTableRequest) (
 		return nil, notFound(k)
 	}
 	return cloneTable(fresh.meta), nil
+}
+
+// CachedTable answers a GetTable from what the cache holds — in memory or
+// in its store, of any age — and never waits for the wrapped adapter, so
+// it returns at once (hovers and completion ask it on the editor's
+// request path). ok is false when the cache knows nothing of the table
+// (PrefetchTables fetches it for next time); a table known not to exist
+// is ok with a NOT_FOUND error. An entry older than TTL is refreshed in
+// the background, as GetTable does, unless its last refresh failed less
+// than RetryAfter ago.
+func (c *Cache) CachedTable(ctx context.Context, req *dataformpb.GetTableRequest) (meta *dataformpb.TableMetadata, ok bool, err error) {
+	t := req.GetTarget()
+	if t.GetSchema() == "" || t.GetName() == "" {
+		return nil, false, nil
+	}
+	k := tkey{c.normDB(t.GetDatabase()), t.GetSchema(), t.GetName()}
+	e, err := c.lookupTable(k)
+	if err != nil || e == nil {
+		return nil, false, nil
+	}
+	if age := c.opts.Now().Sub(e.fetched); age > c.opts.TTL {
+		c.refreshTableLater(k, e)
+		if age > c.opts.MaxStale {
+			c.stale.Add(1)
+		}
+	}
+	c.hits.Add(1)
+	meta, err = c.serveTable(ctx, k, e)
+	return meta, true, err
+}
+
+// PrefetchTables makes sure the metadata of targets is cached and fresh
+// (younger than TTL): the others are fetched, up to Options.Workers at a
+// time, each in one fetch shared with every other caller of that table
+// (as GetTable's are). It returns when they are fetched or ctx ends, with
+// the failures; a table that does not exist is an answer (cached as
+// such), not a failure.
+func (c *Cache) PrefetchTables(ctx context.Context, targets []*dataformpb.Target) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	sem := make(chan struct{}, c.opts.Workers)
+	seen := map[tkey]bool{}
+	for _, t := range targets {
+		k := tkey{c.normDB(t.GetDatabase()), t.GetSchema(), t.GetName()}
+		if k.schema == "" || k.name == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		e, err := c.lookupTable(k)
+		if err != nil {
+			return err
+		}
+		if e != nil && c.opts.Now().Sub(e.fetched) <= c.opts.TTL {
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			c.misses.Add(1)
+			if _, err := c.fetchTable(ctx, k); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("prefetch %s: %w", k, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (c *Cache) serveTable(ctx context.Context, k tkey, e *tableEntry) (*dataformpb.TableMetadata, error) {

@@ -709,3 +709,83 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// CachedTable answers from what the cache has and never asks the backend,
+// even when the backend would take forever; PrefetchTables fetches what it
+// lacks, for the next CachedTable.
+func TestCachedTableNeverFetches(t *testing.T) {
+	b := newBackend(2)
+	b.gate = make(chan struct{}) // the backend never answers until opened
+	clk := newClock()
+	c := openTest(t, b, Options{TTL: time.Minute, MaxStale: time.Hour, Now: clk.Now})
+	req := &dataformpb.GetTableRequest{Target: target("t01")}
+	if m, ok, err := c.CachedTable(context.Background(), req); ok || m != nil || err != nil {
+		t.Fatalf("CachedTable of an unknown table: %v %v %v", m, ok, err)
+	}
+	if n := b.gets.Load(); n != 0 {
+		t.Fatalf("CachedTable asked the backend %d times", n)
+	}
+
+	// A prefetch waits for the backend; its context bounds it.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	err := c.PrefetchTables(ctx, []*dataformpb.Target{target("t01")})
+	cancel()
+	if err == nil {
+		t.Fatal("PrefetchTables returned without its answer")
+	}
+	close(b.gate) // the fetch it started (shared, owned by the cache) finishes
+	if err := c.PrefetchTables(context.Background(), []*dataformpb.Target{target("t01"), target("t01"), target("missing")}); err != nil {
+		t.Fatal(err)
+	}
+	m, ok, err := c.CachedTable(context.Background(), req)
+	if !ok || err != nil || m.GetDescription() != "v1" {
+		t.Fatalf("CachedTable after the prefetch: %v %v %v", m, ok, err)
+	}
+	if _, ok, err := c.CachedTable(context.Background(), &dataformpb.GetTableRequest{Target: target("missing")}); !ok || adapters.CodeOf(err) != adapters.NotFound {
+		t.Fatalf("a table known to be missing: %v %v", ok, err)
+	}
+	gets := b.gets.Load()
+	// Fresh: a second prefetch fetches nothing.
+	if err := c.PrefetchTables(context.Background(), []*dataformpb.Target{target("t01")}); err != nil || b.gets.Load() != gets {
+		t.Fatalf("prefetch of a fresh table: %v, gets %d → %d", err, gets, b.gets.Load())
+	}
+
+	// Older than TTL, even than MaxStale: still served at once, and
+	// refreshed in the background.
+	b.add("p", "ds", "t01", "v2")
+	clk.Add(2 * time.Hour)
+	if m, ok, _ := c.CachedTable(context.Background(), req); !ok || m.GetDescription() != "v1" {
+		t.Fatalf("an old entry: %v %v", m, ok)
+	}
+	waitFor(t, func() bool { m, _, _ := c.CachedTable(context.Background(), req); return m.GetDescription() == "v2" })
+
+	// Closed, it answers nothing.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := c.CachedTable(context.Background(), req); ok {
+		t.Error("a closed cache answered")
+	}
+}
+
+// CachedTable reads the on-disk store: a restarted daemon's hovers have
+// what the last one fetched.
+func TestCachedTableFromStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	b := newBackend(1)
+	c := Open(b, Options{Path: path})
+	if err := c.PrefetchTables(context.Background(), []*dataformpb.Target{target("t00")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b2 := newBackend(0)
+	c2 := openTest(t, b2, Options{Path: path})
+	if m, ok, err := c2.CachedTable(context.Background(), &dataformpb.GetTableRequest{Target: target("t00")}); !ok || err != nil || m.GetDescription() != "v1" {
+		t.Fatalf("from the store: %v %v %v", m, ok, err)
+	}
+	if b2.gets.Load() != 0 {
+		t.Errorf("the backend was asked %d times", b2.gets.Load())
+	}
+}
