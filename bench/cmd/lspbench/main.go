@@ -16,7 +16,9 @@
 //
 //	lspbench -dfd bin/dfd -project DIR [-runs 5] [-serve-args "--engine=node"]
 //
-// It prints one JSON object (see result) on stdout.
+// It prints one JSON object (see result) on stdout. -mode diagnostics and
+// -mode requests measure edit → diagnostics and the editor's read-only
+// requests instead (modes.go).
 package main
 
 import (
@@ -70,6 +72,9 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
+	if *mode != "preview" {
+		os.Exit(runMode(ctx, *mode, *dfd, *project, *runs, strings.Fields(*serveArgs)))
+	}
 	res, err := run(ctx, *dfd, *project, *runs, strings.Fields(*serveArgs))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lspbench:", err)
