@@ -608,9 +608,9 @@ func (c *Catalog) beyondGoogleSQL(p *Problem) string {
 		}
 		return "GoogleSQL's analyzer does not take it (" + msg + "); BigQuery may"
 	case p.Kind == TypeMismatch && strings.HasPrefix(msg, "No matching signature for function ") &&
-		narrowerSignatures[signatureFunction(msg)] != "":
+		narrowerSignatures[signatureFunction(msg)] != "" && strings.Contains(argumentTypes(p.Detail), narrowerSignatures[signatureFunction(msg)]):
 		name := signatureFunction(msg)
-		return "it calls " + name + ", whose BigQuery signatures GoogleSQL's analyzer lacks some of (" + narrowerSignatures[name] + ")"
+		return "it calls " + name + " on " + narrowerSignatures[name] + ", a BigQuery signature GoogleSQL's analyzer lacks"
 	case p.Kind == UnknownColumn && strings.EqualFold(nameAfterColon(msg), "_FILE_NAME"):
 		// The pseudo-column of BigQuery's external tables over files,
 		// which no table schema dfd is given carries.
@@ -650,13 +650,24 @@ func (c *Catalog) beyondGoogleSQL(p *Problem) string {
 }
 
 // narrowerSignatures are the functions GoogleSQL v0.3.0's analyzer has
-// with fewer argument types than BigQuery documents: "No matching
-// signature" for one of them is not certain. Any other function's stays a
-// type mismatch.
+// with fewer argument types than BigQuery documents, and the type it
+// lacks: "No matching signature" for a call with that type is not
+// certain. Any other call's stays a type mismatch.
 var narrowerSignatures = map[string]string{
 	// BigQuery: "the Levenshtein distance between two STRING or BYTES
 	// values"; GoogleSQL v0.3.0: EDIT_DISTANCE(STRING, STRING, …) only.
-	"EDIT_DISTANCE": "BYTES arguments",
+	"EDIT_DISTANCE": "BYTES",
+}
+
+// argumentTypes is the "Argument types: …" line of a "No matching
+// signature" message's detail.
+func argumentTypes(detail string) string {
+	for _, line := range strings.Split(detail, "\n") {
+		if t, ok := strings.CutPrefix(strings.TrimSpace(line), "Argument types:"); ok {
+			return t
+		}
+	}
+	return ""
 }
 
 // signatureFunction is F in "No matching signature for function F …",

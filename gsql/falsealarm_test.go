@@ -204,7 +204,7 @@ func skipClass(why string) string {
 		return "CREATE TABLE partitioned by ingestion time"
 	case strings.Contains(why, "system variable"), strings.Contains(why, "it sets @@"):
 		return "a system variable dfd does not know, or SET of the default dataset"
-	case strings.Contains(why, "whose BigQuery signatures"):
+	case strings.Contains(why, "a BigQuery signature GoogleSQL's analyzer lacks"):
 		return "calls a function whose BigQuery signatures GoogleSQL lacks some of"
 	}
 	return why

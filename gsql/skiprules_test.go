@@ -131,9 +131,11 @@ func TestTemporaryTables(t *testing.T) {
 func TestNarrowerSignatures(t *testing.T) {
 	checkSkipRules(t, []skipRuleCase{
 		{script: []string{"SELECT EDIT_DISTANCE('kitten', 'sitting', max_distance => 2)"}},
-		{script: []string{"SELECT EDIT_DISTANCE(b'abc', b'abd')"}, skipped: "EDIT_DISTANCE, whose BigQuery signatures"},
-		{script: []string{"SELECT SAFE.EDIT_DISTANCE(b'abc', b'abd')"}, skipped: "EDIT_DISTANCE"},
-		// Real errors stay errors.
+		{script: []string{"SELECT EDIT_DISTANCE(b'abc', b'abd')"}, skipped: "EDIT_DISTANCE on BYTES"},
+		{script: []string{"SELECT SAFE.EDIT_DISTANCE(b'abc', b'abd', max_distance => 1)"}, skipped: "EDIT_DISTANCE on BYTES"},
+		// Real errors stay errors, EDIT_DISTANCE's without BYTES too.
+		{script: []string{"SELECT EDIT_DISTANCE(1, 2)"}, kind: TypeMismatch},
+		{script: []string{"SELECT EDIT_DISTANCE('a')"}, kind: TypeMismatch},
 		{script: []string{"SELECT SUBSTR(order_id, 1) FROM `proj.sales.orders`"}, kind: TypeMismatch},
 		{script: []string{"SELECT amount + status FROM `proj.sales.orders`"}, kind: TypeMismatch},
 	})
