@@ -90,13 +90,17 @@ func isWord(b byte) bool {
 func stmtOffset(sql string, line, col int) int {
 	off := 0
 	for l := 1; l < line; l++ {
-		i := strings.IndexByte(sql[off:], '\n')
+		// GoogleSQL's lines end at \n, \r\n or a lone \r.
+		i := strings.IndexAny(sql[off:], "\r\n")
 		if i < 0 {
 			return len(sql)
 		}
 		off += i + 1
+		if sql[off-1] == '\r' && off < len(sql) && sql[off] == '\n' {
+			off++
+		}
 	}
-	for vis := 1; off < len(sql) && sql[off] != '\n'; {
+	for vis := 1; off < len(sql) && sql[off] != '\n' && sql[off] != '\r'; {
 		next := nextColumn(vis, sql[off])
 		if next > col {
 			break

@@ -19,6 +19,11 @@ func TestStatementColumns(t *testing.T) {
 		if got := stmtOffset("first line\n"+tc.line, 2, tc.col); got != len("first line\n")+tc.off {
 			t.Errorf("stmtOffset(%q, col %d) = %d, want %d", tc.line, tc.col, got-len("first line\n"), tc.off)
 		}
+		for _, eol := range []string{"\r\n", "\r"} {
+			if got := stmtOffset("first line"+eol+tc.line, 2, tc.col); got != len("first line"+eol)+tc.off {
+				t.Errorf("stmtOffset after %q: %d, want %d", eol, got-len("first line"+eol), tc.off)
+			}
+		}
 		if got := columnOf(tc.line, tc.off); got != tc.col {
 			t.Errorf("columnOf(%q, %d) = %d, want %d", tc.line, tc.off, got, tc.col)
 		}
