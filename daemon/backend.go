@@ -89,6 +89,11 @@ type openProject struct {
 	// preview (prefetch.go).
 	jitMem jitMemory
 
+	// bg is the project's background work: the metadata fetches that
+	// TableMetadata starts instead of waiting (tablemeta.go). Close stops
+	// and waits for it.
+	bg projectWork
+
 	closeOnce sync.Once
 }
 
@@ -162,6 +167,7 @@ func (b *Backend) OpenProject(ctx context.Context, root string, progress func(st
 		return nil, workspace.ProjectInfo{}, fmt.Errorf("starting @dataform/core %s for %s: %w", core.Version, p.Root, err)
 	}
 	op := &openProject{b: b, p: p, core: core, runner: runner}
+	op.bg.init(b.bgCtx)
 	info := workspace.ProjectInfo{CoreVersion: core.Version, CoreInstalled: core.Installed}
 	if ms := op.metadataSource(); ms.err != nil {
 		info.Warnings = append(info.Warnings, "metadata source "+ms.kind+": "+ms.err.Error())
@@ -169,11 +175,12 @@ func (b *Backend) OpenProject(ctx context.Context, root string, progress func(st
 	return op, info, nil
 }
 
-// Close implements workspace.ProjectBackend: the project's workers and its
-// BigQuery connection end.
+// Close implements workspace.ProjectBackend: the project's background
+// fetches, its workers and its BigQuery connection end.
 func (op *openProject) Close() error {
 	var err error
 	op.closeOnce.Do(func() {
+		op.bg.stop()
 		err = op.runner.Close()
 		op.dropBigQuery()
 	})
@@ -462,29 +469,4 @@ func (op *openProject) JitPreview(ctx context.Context, req workspace.JitRequest)
 		return res, fmt.Errorf("the JiT response of %s is empty", req.Target.String())
 	}
 	return res, nil
-}
-
-// TableMetadata implements workspace.ProjectBackend.
-func (op *openProject) TableMetadata(ctx context.Context, t workspace.Target) (*workspace.TableInfo, bool) {
-	root := op.p.Root
-	ms := op.metadataSource()
-	if ms.adapter == nil {
-		return nil, false
-	}
-	if ms.kind == SourceBigQuery {
-		// A hover must not wait long for BigQuery: the cache answers at
-		// once for prefetched datasets.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 3*time.Second)
-		defer cancel()
-	}
-	tm, err := ms.adapter.GetTable(ctx, &dataformpb.GetTableRequest{Target: &dataformpb.Target{Database: t.Database, Schema: t.Schema, Name: t.Name}})
-	if err != nil || tm == nil {
-		return nil, false
-	}
-	src := "BigQuery"
-	if ms.kind == SourceSnapshot {
-		src = "snapshot " + filepath.Base(resolveSnapshotPath(op.b.currentSettings().MetadataSnapshot, root))
-	}
-	return tableInfo(tm, src), true
 }

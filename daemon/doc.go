@@ -14,7 +14,9 @@
 //     positions (errors.go); Check, the later phase, warns on refs to
 //     tables the metadata source says do not exist and runs the JiT code
 //     of open files' actions under the check policy (jitdiag.go); JitPreview
-//     runs one action's JiT code under the preview policy; Status and
+//     runs one action's JiT code under the preview policy; TableMetadata
+//     answers hovers and completion from what the metadata source has,
+//     fetching what it lacks in the background (tablemeta.go); Status and
 //     RefreshMetadata serve dfd/status and dfd/refreshMetadata (status.go).
 //   - Runner (runner.go) is the seam between a project and whatever runs
 //     @dataform/core: InProcess (goja in this process, for tests and

@@ -84,6 +84,24 @@ func (m *metadata) entry(path, defaultDB string) (*metaEntry, error) {
 	return e, nil
 }
 
+// peek is the loaded snapshot of path, if it was loaded, and whether it is
+// current (the file's time and size are those loaded). It never reads the
+// file: the request path uses it, and loads again (entry) in the
+// background. A file that is gone has no snapshot.
+func (m *metadata) peek(path, defaultDB string) (*metaEntry, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, true
+	}
+	m.mu.Lock()
+	e := m.cache[metaKey{path, defaultDB}]
+	m.mu.Unlock()
+	if e == nil {
+		return nil, false
+	}
+	return e, e.modTime.Equal(fi.ModTime()) && e.size == fi.Size()
+}
+
 // forget drops the cached loads of a snapshot file, so that the next use
 // reads it again (dfd/refreshMetadata).
 func (m *metadata) forget(path string) {

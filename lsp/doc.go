@@ -1,6 +1,8 @@
 // Package lsp is dfd's language server: LSP 3.17 over JSON-RPC
 // (go.lsp.dev/jsonrpc2 and protocol v1.0.1) with an ordered handler chain
-// (handler.go), a framing reader that survives bad input (stream.go), and
+// (handler.go; read-only requests leave it once they have read their
+// document and snapshot, files.go), a framing reader that survives bad
+// input (stream.go), and
 // one file per feature — text sync, diagnostics, hover, definition,
 // references, completion, symbols, code lenses, the custom dfd/* requests
 // (custom.go, status.go; documented in PROTOCOL.md).
