@@ -11,8 +11,9 @@ cd "$(dirname "$0")/.."
 
 log() { printf '==> %s\n' "$*" >&2; }
 
-# Debian packages: protoc regenerates the protobuf code for the staleness check.
-apt_pkgs=(protobuf-compiler)
+# Debian packages: protoc regenerates the protobuf code for the staleness
+# check; the race detector needs cgo, hence a C compiler and libc's headers.
+apt_pkgs=(protobuf-compiler gcc libc6-dev)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -58,6 +59,16 @@ done
 
 log "go test"
 go test -timeout 45m ./...
+
+# The packages where goroutines meet (the LSP server and the workspace,
+# the worker pool and its workers, the metadata cache, the daemon) once
+# more under the race detector. It needs cgo, so this stage alone builds
+# with it, and every package it links is compiled again, instrumented:
+# GoogleSQL's (daemon links it) take minutes the first time, then come
+# from the build cache. jit/nodeworker's concurrency is the pool's, raced
+# in jit: its tests (Node.js workers, goja parity compiles) stay out.
+log "go test -race"
+CGO_ENABLED=1 go test -race -timeout 45m ./lsp/... ./workspace/... ./jit ./jit/wire ./adapters/cache/... ./daemon/...
 
 log "VS Code end-to-end"
 bash vscode-extension/e2e/run.sh
