@@ -262,8 +262,9 @@ func alignSQLX(src *sourceFile, label, sql string, so int) (off int, placed, ok 
 			return placeholderStart(src, prev.fileStart+prev.n, m.fileStart), true, true
 		}
 	}
+	// After the last piece: the ${…} that follows it.
 	last := ms[len(ms)-1]
-	return last.fileStart + last.n, true, true
+	return placeholderStart(src, last.fileStart+last.n, len(src.text)), true, true
 }
 
 // placeholderEnd is the end of the ${…} starting at off (the whole call

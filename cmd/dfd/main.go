@@ -35,6 +35,7 @@ type cmdEnv struct {
 
 func commands() []command {
 	return []command{
+		{"check", "Analyse every action's SQL with GoogleSQL, BigQuery's analyzer: unknown columns and tables, type errors (for CI)", runCheck},
 		{"compile", "Compile a Dataform project; --json prints the graph like `dataform compile --json`", runCompile},
 		{"jit", "Preview the SQL a JiT action produces (runs its jitCode under the preview policy)", runJit},
 		{"metadata", "BigQuery metadata: snapshot (offline file), refresh, status, clear the cache", runMetadata},
@@ -61,7 +62,7 @@ func run(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			if c.name == "compile" || c.name == "jit" {
+			if c.name == "compile" || c.name == "jit" || c.name == "check" {
 				engine.SetTranspileCacheDir(transpileCacheDir(env))
 			}
 			return c.run(ctx, env, args[1:])

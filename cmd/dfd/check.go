@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/connect"
+	"github.com/dfdtools/dfd/adapters/credentials"
+	"github.com/dfdtools/dfd/adapters/offline"
+	"github.com/dfdtools/dfd/adapters/policy"
+	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/gsql"
+	"github.com/dfdtools/dfd/jit"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+	"github.com/dfdtools/dfd/sqlcheck"
+)
+
+// checkFinding is one line of `dfd check --json`: positions are 1-based,
+// columns in UTF-16 code units (what editors and LSP count).
+type checkFinding struct {
+	File      string `json:"file"`
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	EndLine   int    `json:"endLine"`
+	EndColumn int    `json:"endColumn"`
+	Severity  string `json:"severity"`
+	Message   string `json:"message"`
+	Action    string `json:"action,omitempty"`
+	Code      string `json:"code,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+}
+
+func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
+	fs := newFlagSet("check", env.stderr)
+	metadata := fs.String("metadata", "", "offline metadata snapshot (JSON) with the warehouse tables' schemas; without it they come from BigQuery (cached), when credentials are found")
+	offlineOnly := fs.Bool("offline", false, "use no warehouse metadata but --metadata's: never connect to BigQuery")
+	endpoint := fs.String("endpoint", "", "BigQuery API endpoint, e.g. an emulator (default $DFD_BIGQUERY_ENDPOINT, else Google's)")
+	credsFile := fs.String("credentials", "", "service-account key or .df-credentials.json (default: the project's .df-credentials.json, else Application Default Credentials)")
+	asJSON := fs.Bool("json", false, "print the findings as a JSON array")
+	verbose := fs.Bool("verbose", false, "also print the statements dfd did not analyse, and why (hints)")
+	noJit := fs.Bool("no-jit", false, "do not run JiT actions' code to analyse the SQL it produces")
+	timeout := fs.String("timeout", "", "time allowed for compilation, e.g. 30s, 2m (default 60s, as the CLI)")
+	overrides := overrideFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(env.stderr, "Usage: dfd check [DIR] [--metadata FILE] [--json] [compile flags]")
+		fmt.Fprintln(env.stderr, "Compiles the project in DIR (default: the current directory) and analyses every")
+		fmt.Fprintln(env.stderr, "action's SQL with GoogleSQL, BigQuery's analyzer, against the warehouse's schemas")
+		fmt.Fprintln(env.stderr, "and the schemas the project's own actions produce. Prints")
+		fmt.Fprintln(env.stderr, "  file:line:column: severity: message (action)")
+		fmt.Fprintln(env.stderr, "(1-based; columns in UTF-16 code units). Exits 1 when there is an error")
+		fmt.Fprintln(env.stderr, "(compilation errors included), 0 otherwise.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if len(pos) > 1 {
+		fmt.Fprintf(env.stderr, "dfd check: one project directory expected, got %d\n", len(pos))
+		return 2
+	}
+	dirArg := "."
+	if len(pos) == 1 {
+		dirArg = pos[0]
+	}
+	var d time.Duration
+	if *timeout != "" {
+		if d, err = parseDuration(*timeout); err != nil {
+			fmt.Fprintf(env.stderr, "dfd check: --timeout: %v\n", err)
+			return 2
+		}
+	}
+	if *offlineOnly && (*endpoint != "" || *credsFile != "") {
+		fmt.Fprintln(env.stderr, "dfd check: --offline and --endpoint/--credentials are mutually exclusive")
+		return 2
+	}
+
+	// GoogleSQL starts (≈150 ms) while the project compiles.
+	gsqlReady := make(chan error, 1)
+	go func() { gsqlReady <- gsql.Init() }()
+	defer func() {
+		select {
+		case <-gsqlReady:
+		default:
+		}
+	}()
+
+	dir, err := filepath.Abs(dirArg)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
+		return 1
+	}
+	_, res, err := compileDir(ctx, env, dir, compile.Options{Overrides: overrides(), Timeout: d, Log: logTo(env.stderr), MemoryLimit: jit.DefaultMemoryLimit})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
+		return 1
+	}
+	if err := <-gsqlReady; err != nil {
+		gsqlReady <- err
+		fmt.Fprintf(env.stderr, "dfd check: GoogleSQL: %v\n", err)
+		return 1
+	}
+	gsqlReady <- nil
+
+	// The compile's own errors come first: they are errors too.
+	var findings []checkFinding
+	for _, e := range res.Errors() {
+		findings = append(findings, compileFinding(dir, e))
+	}
+
+	opts := sqlcheck.Options{
+		Read: func(rel string) ([]byte, bool) {
+			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+			return b, err == nil
+		},
+		MetadataTimeout: 60 * time.Second, // CI: wait for BigQuery rather than skip
+	}
+	defaultDB := res.Graph.GetProjectConfig().GetDefaultDatabase()
+	switch {
+	case *metadata != "":
+		snapshot, err := offline.Load(*metadata, offline.Options{DefaultDatabase: defaultDB})
+		if err != nil {
+			fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
+			return 1
+		}
+		opts.Metadata = snapshot
+	case !*offlineOnly:
+		backend, err := connect.Open(ctx, connect.Config{
+			Config: credentials.Config{
+				Endpoint: *endpoint, CredentialsFile: *credsFile, ProjectDir: dir,
+				DefaultProject: defaultDB, DefaultLocation: res.Graph.GetProjectConfig().GetDefaultLocation(),
+				Getenv: env.getenv,
+			},
+			Log: func(format string, args ...any) { fmt.Fprintf(env.stderr, "warning: "+format+"\n", args...) },
+		})
+		if err != nil {
+			// CI without credentials still checks what needs no
+			// warehouse table; the summary says how much that was.
+			fmt.Fprintf(env.stderr, "dfd check: warehouse tables are not checked: connecting to BigQuery: %v\n(pass --metadata FILE to check against a snapshot, or --offline)\n", err)
+			break
+		}
+		defer backend.Close()
+		opts.Metadata = backend.Cache
+		opts.MissingIsCertain = true
+	}
+	if !*noJit && opts.Metadata != nil {
+		jitSQL, note := runJitForCheck(ctx, env, dir, res, opts.Metadata)
+		opts.Jit = jitSQL
+		if note != "" && *verbose {
+			fmt.Fprintln(env.stderr, note)
+		}
+	}
+	out, err := sqlcheck.Check(ctx, res.Graph, opts)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
+		return 1
+	}
+	errorsSeen, warnings := len(res.Errors()), 0
+	for _, f := range out.Findings {
+		switch f.Severity {
+		case sqlcheck.Error:
+			errorsSeen++
+		case sqlcheck.Warning:
+			warnings++
+		}
+		findings = append(findings, checkFinding{
+			File: f.File, Line: f.Line + 1, Column: f.Col + 1, EndLine: f.EndLine + 1, EndColumn: f.EndCol + 1,
+			Severity: f.Severity.String(), Message: f.Message, Action: f.Action, Code: f.Code, Detail: f.Detail,
+		})
+	}
+	if *asJSON {
+		if findings == nil {
+			findings = []checkFinding{}
+		}
+		b, err := json.MarshalIndent(findings, "", "  ")
+		if err != nil {
+			fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
+			return 1
+		}
+		_, _ = env.stdout.Write(append(b, '\n'))
+	} else {
+		printFindings(env.stdout, findings, *verbose)
+	}
+	fmt.Fprintf(env.stderr, "dfd check: %d statement(s) analysed, %d not%s; %d error(s), %d warning(s)\n",
+		out.Analysed, out.Skipped, map[bool]string{true: " (--verbose says why)", false: ""}[out.Skipped > 0 && !*verbose && !*asJSON], errorsSeen, warnings)
+	if errorsSeen > 0 {
+		return 1
+	}
+	return 0
+}
+
+// compileFinding is a compilation error as a finding: on its file, at the
+// line of its stack's frame in that file when there is one.
+func compileFinding(root string, e *dataformpb.CompilationError) checkFinding {
+	f := checkFinding{File: e.GetFileName(), Line: 1, Column: 1, EndLine: 1, EndColumn: 1, Severity: "error", Message: e.GetMessage(), Code: "compile"}
+	if t := e.GetActionTarget(); t != nil {
+		f.Action = adapters.TargetString(t)
+	}
+	if line, col, ok := stackPosition(root, e.GetFileName(), e.GetStack()); ok {
+		f.Line, f.Column, f.EndLine, f.EndColumn = line, col, line, col
+	}
+	return f
+}
+
+// stackPosition is the first "file:line:col" of the stack that names
+// file (absolute or project-relative).
+func stackPosition(root, file, stack string) (line, col int, ok bool) {
+	if file == "" {
+		return 0, 0, false
+	}
+	for _, name := range []string{filepath.Join(root, filepath.FromSlash(file)), file} {
+		i := strings.Index(stack, name+":")
+		if i < 0 {
+			continue
+		}
+		rest := stack[i+len(name)+1:]
+		if _, err := fmt.Sscanf(rest, "%d:%d", &line, &col); err == nil && line > 0 {
+			return line, max(col, 1), true
+		}
+	}
+	return 0, 0, false
+}
+
+func printFindings(w io.Writer, findings []checkFinding, hints bool) {
+	sort.SliceStable(findings, func(i, j int) bool {
+		a, b := findings[i], findings[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	for _, f := range findings {
+		if f.Severity == "hint" && !hints {
+			continue
+		}
+		line := fmt.Sprintf("%s:%d:%d: %s: %s", f.File, f.Line, f.Column, f.Severity, f.Message)
+		if f.Action != "" {
+			line += " (" + f.Action + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+// runJitForCheck runs every JiT action's code under the check policy
+// (nothing billed runs: queries are answered from the query cache or as
+// dry runs) and returns the responses whose database calls were all
+// answered for real, by target; note says what was left out.
+func runJitForCheck(ctx context.Context, env *cmdEnv, dir string, res *compile.Result, source adapters.DbAdapter) (map[string]*dataformpb.JitCompilationResponse, string) {
+	var actions []compile.Action
+	var left []string
+	add := func(t *dataformpb.Target, code string) {
+		if code == "" {
+			return
+		}
+		a, err := compile.FindAction(res.Graph, adapters.TargetString(t))
+		if err != nil {
+			left = append(left, adapters.TargetString(t)+": "+err.Error())
+			return
+		}
+		actions = append(actions, a)
+	}
+	for _, t := range res.Graph.GetTables() {
+		add(t.GetTarget(), t.GetJitCode())
+	}
+	for _, o := range res.Graph.GetOperations() {
+		add(o.GetTarget(), o.GetJitCode())
+	}
+	for _, a := range res.Graph.GetAssertions() {
+		add(a.GetTarget(), a.GetJitCode())
+	}
+	if len(actions) == 0 {
+		return nil, ""
+	}
+	pool, err := jit.NewPool(jit.PoolOptions{
+		Root: dir, BundlePath: res.Core.BundlePath, CoreVersion: res.Core.Version,
+		Workers: 1, MinWorkers: 1, Timeout: defaultJitTimeout, Command: workerCommand,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		return nil, fmt.Sprintf("dfd check: JiT actions are not analysed: %v", err)
+	}
+	defer pool.Close()
+	out := map[string]*dataformpb.JitCompilationResponse{}
+	for _, a := range actions {
+		name := adapters.TargetString(a.Target)
+		why := func() string {
+			req, err := compile.JitRequest(res.Graph, a, compile.JitOptions{AllowDisabled: true, ExecutionData: compile.PreviewExecutionData(a, time.Now())})
+			if err != nil {
+				return err.Error()
+			}
+			enc, err := compile.EncodeJitRequest(req, res.GraphWire)
+			if err != nil {
+				return err.Error()
+			}
+			rec := adapters.NewRecorder(policy.Policy{Mode: policy.Check}.Wrap(source))
+			got, err := pool.Jit(ctx, jit.JitJob{Request: enc, Timeout: defaultJitTimeout},
+				func(ctx context.Context, method string, req []byte) ([]byte, error) {
+					return adapters.Dispatch(ctx, rec, method, req)
+				})
+			if err != nil {
+				return err.Error()
+			}
+			for _, c := range rec.Calls() {
+				if c.Code != "" || c.Error != "" || c.DryRun {
+					return "a database call was not answered for real (" + c.Method + ")"
+				}
+			}
+			var resp dataformpb.JitCompilationResponse
+			if err := proto.Unmarshal(got.Response, &resp); err != nil {
+				return err.Error()
+			}
+			out[name] = &resp
+			return ""
+		}()
+		if why != "" {
+			left = append(left, name+": "+why)
+		}
+	}
+	if len(left) == 0 {
+		return out, ""
+	}
+	return out, "dfd check: JiT actions not analysed:\n  " + strings.Join(left, "\n  ")
+}
