@@ -693,19 +693,47 @@ var SQLKeywords = map[string]bool{
 	"tablesample": true, "for": true, "unnest": true,
 }
 
-var refAliasRE = regexp.MustCompile(`^\s*\}\s*(?:(?i:AS)\s+)?([A-Za-z_]\w*)`)
-
 // RefAlias is the alias written after a ref's placeholder that ends at
-// src[end] (`${ref("t")} AS a` or `${ref("t")} a`), or "".
+// src[end] (`${ref("t")} AS a` or `${ref("t")} a`), or "": what
+// `^\s*\}\s*(?:(?i:AS)\s+)?([A-Za-z_]\w*)` matches there, unless it is an
+// SQL keyword.
 func RefAlias(src []byte, end int) string {
 	if end < 0 || end > len(src) {
 		return ""
 	}
-	m := refAliasRE.FindSubmatch(src[end:min(len(src), end+256)])
-	if m == nil || SQLKeywords[strings.ToLower(string(m[1]))] {
+	spaces := func(i int) int {
+		for i < len(src) && isRESpace(src[i]) {
+			i++
+		}
+		return i
+	}
+	ident := func(i int) string {
+		if i >= len(src) || !(src[i] == '_' || src[i] >= 'a' && src[i] <= 'z' || src[i] >= 'A' && src[i] <= 'Z') {
+			return ""
+		}
+		j := i + 1
+		for j < len(src) && isWordByte(src[j]) {
+			j++
+		}
+		return string(src[i:j])
+	}
+	i := spaces(end)
+	if i >= len(src) || src[i] != '}' {
 		return ""
 	}
-	return string(m[1])
+	i = spaces(i + 1)
+	name := ident(i)
+	if strings.EqualFold(name, "as") {
+		if j := spaces(i + 2); j > i+2 {
+			if n := ident(j); n != "" {
+				name = n
+			}
+		}
+	}
+	if name == "" || SQLKeywords[strings.ToLower(name)] {
+		return ""
+	}
+	return name
 }
 
 // clauses are the SQL words that end a SELECT list (or start one).

@@ -36,8 +36,9 @@ func (r RefCall) NameSpan() Span {
 // (SQLX or JavaScript). Calls with computed arguments are skipped.
 func FindRefs(src []byte) []RefCall {
 	s := string(src)
-	var out []RefCall
-	for _, c := range refCallees(s) {
+	callees := refCallees(s)
+	out := make([]RefCall, 0, len(callees))
+	for _, c := range callees {
 		i := c.open + 1 // after "("
 		// The span starts at the callee (ctx.ref), so the whole call counts.
 		rc := RefCall{Func: s[c.fn:c.fnEnd], Span: Span{Start: c.start}}
@@ -182,6 +183,14 @@ func stringLit(s string, i int) (StringArg, int, bool) {
 		return StringArg{}, i, false
 	}
 	q := s[i]
+	// Most literals have no escape: their value is the text between the
+	// quotes (no copy, no builder).
+	if j := strings.IndexByte(s[i+1:], q); j >= 0 {
+		body := s[i+1 : i+1+j]
+		if !strings.ContainsAny(body, "\\\n") && (q != '`' || !strings.Contains(body, "${")) {
+			return StringArg{Value: body, Span: Span{i + 1, i + 1 + j}}, i + 2 + j, true
+		}
+	}
 	var b strings.Builder
 	for j := i + 1; j < len(s); j++ {
 		c := s[j]

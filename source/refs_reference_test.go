@@ -53,3 +53,62 @@ func TestRefCalleesMatchReference(t *testing.T) {
 		}
 	}
 }
+
+// stringLitReference is stringLit without its fast path for literals
+// without escapes.
+func stringLitReference(s string, i int) (StringArg, int, bool) {
+	if i >= len(s) || !isQuote(s[i]) {
+		return StringArg{}, i, false
+	}
+	q := s[i]
+	var b strings.Builder
+	for j := i + 1; j < len(s); j++ {
+		c := s[j]
+		switch {
+		case c == '\\' && j+1 < len(s):
+			b.WriteByte(s[j+1])
+			j++
+		case c == q:
+			return StringArg{Value: b.String(), Span: Span{i + 1, j}}, j + 1, true
+		case c == '\n' && q != '`':
+			return StringArg{}, j, false
+		case q == '`' && c == '$' && j+1 < len(s) && s[j+1] == '{':
+			return StringArg{}, j, false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return StringArg{}, len(s), false
+}
+
+var refAliasReferenceRE = regexp.MustCompile(`^\s*\}\s*(?:(?i:AS)\s+)?([A-Za-z_]\w*)`)
+
+func refAliasReference(src []byte, end int) string {
+	m := refAliasReferenceRE.FindSubmatch(src[end:min(len(src), end+256)])
+	if m == nil || SQLKeywords[strings.ToLower(string(m[1]))] {
+		return ""
+	}
+	return string(m[1])
+}
+
+func TestStringLitAndRefAliasMatchReference(t *testing.T) {
+	pieces := []string{"'", `"`, "`", `\`, "\n", "${", "$", "{", "}", "a", "as", "AS", "As", " ", "\t", "x1", "_", "where", "é", ")"}
+	r := rand.New(rand.NewPCG(9, 10))
+	for n := 0; n < 50000; n++ {
+		var b strings.Builder
+		for k := 1 + r.IntN(10); k > 0; k-- {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		for i := 0; i < len(s); i++ {
+			ga, gn, gok := stringLit(s, i)
+			wa, wn, wok := stringLitReference(s, i)
+			if ga != wa || gn != wn || gok != wok {
+				t.Fatalf("stringLit(%q, %d) = %+v %d %v, want %+v %d %v", s, i, ga, gn, gok, wa, wn, wok)
+			}
+			if got, want := RefAlias([]byte(s), i), refAliasReference([]byte(s), i); got != want {
+				t.Fatalf("RefAlias(%q, %d) = %q, want %q", s, i, got, want)
+			}
+		}
+	}
+}

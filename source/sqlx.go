@@ -119,9 +119,11 @@ var starts = func() (t [stTripleDouble + 1][256]bool) {
 			t[st][bytes[i]] = true
 		}
 	}
-	const separator, sqlCommon = "\t\f -", "-/$`'\""
-	set(stSQL, "cjip"+separator+sqlCommon) // config, js, incremental_where/input, pre_/post_operations
-	set(stSQLBlock, "}"+separator+sqlCommon)
+	// A separator's leading blanks are found from its first '-' (see
+	// separatorBefore), so blanks are not starts.
+	const sqlCommon = "-/$`'\""
+	set(stSQL, "cjip"+sqlCommon) // config, js, incremental_where/input, pre_/post_operations
+	set(stSQLBlock, "}"+sqlCommon)
 	set(stJS, "/'\"`{}")
 	set(stTemplate, "\\$`")
 	set(stSingle, "\\$'")
@@ -155,11 +157,14 @@ func separatorAt(s string, i int) (int, bool) {
 	return 0, false
 }
 
-// blanksEnd is the end of the run of separator blanks (tab, form feed,
-// space) starting at s[i].
-func blanksEnd(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f') {
-		i++
+// separatorBefore is where a separator whose "---" starts at s[i] begins:
+// at the first of the blanks (tab, form feed, space) right before it. The
+// lexer, reading byte by byte, would have matched the separator rule at
+// that first blank: no token ends in a blank, so the blanks were read one
+// by one in the same state.
+func separatorBefore(s string, i int) int {
+	for i > 0 && (s[i-1] == ' ' || s[i-1] == '\t' || s[i-1] == '\f') {
+		i--
 	}
 	return i
 }
@@ -281,11 +286,14 @@ func ScanSQLX(src []byte) *SQLX {
 		// moo's $ is multiline: the separator must end its line. It can
 		// only start a token where the previous token ended, which for
 		// leading blanks is the line start or after other text.
+		if s[i] != '-' {
+			return 0, false
+		}
 		end, ok := separatorAt(s, i)
 		if !ok {
 			return 0, false
 		}
-		x.Separators = append(x.Separators, Separator{Span: Span{i, end}, Block: currentBlock()})
+		x.Separators = append(x.Separators, Separator{Span: Span{separatorBefore(s, i), end}, Block: currentBlock()})
 		return end, true
 	}
 
@@ -299,7 +307,8 @@ func ScanSQLX(src []byte) *SQLX {
 		rest := s[i:]
 		switch top {
 		case stSQL:
-			switch {
+			switch c := rest[0]; {
+			case c != 'c' && c != 'j' && c != 'i' && c != 'p':
 			case strings.HasPrefix(rest, "config {"):
 				startBlock(ConfigBlock, i, i+len("config {"), stJS)
 				i += len("config {")
@@ -321,16 +330,12 @@ func ScanSQLX(src []byte) *SQLX {
 				i += len("post_operations {")
 				continue
 			}
-			if rest[0] == 'i' {
+			if strings.HasPrefix(rest, `input "`) {
 				if m := inputRE.FindString(rest); m != "" {
 					startBlock(InputBlock, i, i+len(m), stSQLBlock)
 					i += len(m)
 					continue
 				}
-			}
-			if j := blanksEnd(s, i); j > i && !strings.HasPrefix(s[j:], "---") {
-				i = j // a run of blanks not followed by ---: no rule starts in it
-				continue
 			}
 			if end, ok := separator(i); ok {
 				i = end
@@ -342,10 +347,6 @@ func ScanSQLX(src []byte) *SQLX {
 			}
 			i++
 		case stSQLBlock:
-			if j := blanksEnd(s, i); j > i && !strings.HasPrefix(s[j:], "---") {
-				i = j // a run of blanks not followed by ---: no rule starts in it
-				continue
-			}
 			if end, ok := separator(i); ok {
 				i = end
 				continue

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"bytes"
 	"sort"
 	"unicode/utf8"
 )
@@ -21,14 +22,19 @@ type Mapper struct {
 
 // NewMapper indexes content. The content must not change afterwards.
 func NewMapper(content []byte) *Mapper {
-	starts := []int{0}
-	for i, b := range content {
-		if b == '\n' {
-			starts = append(starts, i+1)
+	starts := make([]int, 1, bytes.Count(content, newline)+1)
+	for i := 0; ; {
+		j := bytes.IndexByte(content[i:], '\n')
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		starts = append(starts, i)
 	}
 	return &Mapper{content: content, lineStarts: starts}
 }
+
+var newline = []byte{'\n'}
 
 // lineBounds returns the byte range of line (without its terminator).
 func (m *Mapper) lineBounds(line int) (start, end int) {
