@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
@@ -34,11 +35,37 @@ const (
 // one (no APIs at all).
 const DefaultNodeMinFiles = 150
 
+// DefaultNodeMinExcess is the other reason EngineAuto compiles on Node.js:
+// when a compile would take that much longer in goja than on Node.js, as
+// engine.GojaExcess estimates from the project's source bytes by kind of
+// file (measured per byte, see engine/gojacost.go). Half a second is more
+// than a cold Node.js worker takes to start (≈0.3 s), and about what goja's
+// slower JavaScript costs at DefaultNodeMinFiles files (≈3.4 ms a file at
+// 1,000 actions). With SQLX in Go (engine/sqlx.go) goja compiles SQLX faster
+// than Node.js, so a 2 MB or 10 MB .sqlx stays on goja; what sends a
+// project to Node.js is ≈200 KB of YAML (js-yaml: ≈2.5 µs/byte more in
+// goja), ≈2.5 MB of JavaScript (≈0.2 µs/byte, more for bigger files), or,
+// with a core whose SQLX code dfd does not know, ≈140 KB of SQLX
+// (≈3.5 µs/byte with its lexer in Go) or ≈11 KB (≈44 µs/byte with none).
+const DefaultNodeMinExcess = 500 * time.Millisecond
+
+// PreferNode reports whether EngineAuto compiles on Node.js a project with
+// these source files (relative to root) and the core bundle at bundlePath:
+// minFiles of them or more (DefaultNodeMinFiles when not positive), or
+// DefaultNodeMinExcess of estimated extra time in goja.
+func PreferNode(root string, paths []string, bundlePath string, minFiles int) bool {
+	if minFiles <= 0 {
+		minFiles = DefaultNodeMinFiles
+	}
+	return len(paths) >= minFiles || engine.GojaExcess(root, paths, bundlePath) >= DefaultNodeMinExcess
+}
+
 // PooledOptions choose the engine of a project's compiles.
 type PooledOptions struct {
 	// Engine is EngineGoja (default), EngineNode, or EngineAuto: Node.js
-	// for projects of at least NodeMinFiles source files when pools can
-	// make Node workers, else goja. JiT previews always run on goja
+	// when PreferNode says so (NodeMinFiles source files or more, or
+	// DefaultNodeMinExcess of extra time in goja) and pools can make Node
+	// workers, else goja. JiT previews always run on goja
 	// workers: a warm goja runtime answers in about a millisecond, while
 	// a Node worker sets up a fresh context per request.
 	Engine       string
@@ -58,7 +85,7 @@ func NewPooledWith(pools *jit.Pools, opts PooledOptions) RunnerFactory {
 			return nil, err
 		}
 		r := &pooled{p: p, refs: refs, jitKey: key, jitPool: jitPool, key: key, pool: jitPool}
-		if engine := compileEngine(pools, p, opts, log); engine != EngineGoja {
+		if engine := compileEngine(pools, p, core, opts, log); engine != EngineGoja {
 			nk := key
 			nk.Engine = engine
 			pool, err := refs.acquire(nk)
@@ -90,7 +117,7 @@ func NewPooledWith(pools *jit.Pools, opts PooledOptions) RunnerFactory {
 }
 
 // compileEngine decides where a project compiles.
-func compileEngine(pools *jit.Pools, p *project.Project, opts PooledOptions, log *slog.Logger) string {
+func compileEngine(pools *jit.Pools, p *project.Project, core *project.Core, opts PooledOptions, log *slog.Logger) string {
 	switch opts.Engine {
 	case EngineNode:
 		return EngineNode
@@ -99,7 +126,7 @@ func compileEngine(pools *jit.Pools, p *project.Project, opts PooledOptions, log
 			return EngineGoja
 		}
 		paths, err := p.FilePaths()
-		if err != nil || len(paths) < opts.NodeMinFiles {
+		if err != nil || !PreferNode(p.Root, paths, core.BundlePath, opts.NodeMinFiles) {
 			return EngineGoja
 		}
 		log.Debug("large project: compiling on Node.js", "project", p.Root, "files", len(paths))

@@ -160,7 +160,7 @@ func compileDirWith(ctx context.Context, env *cmdEnv, dir string, opts compile.O
 				opts.FilePaths = paths
 			}
 		}
-		if opts.FilePaths != nil && len(opts.FilePaths) >= daemon.DefaultNodeMinFiles && nodeworker.Available() {
+		if opts.FilePaths != nil && daemon.PreferNode(p.Root, opts.FilePaths, core.BundlePath, daemon.DefaultNodeMinFiles) && nodeworker.Available() {
 			engineName = engineNode
 		}
 	}

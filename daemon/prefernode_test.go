@@ -1,0 +1,65 @@
+package daemon_test
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/dfdtools/dfd/bench/projectgen"
+	"github.com/dfdtools/dfd/daemon"
+	"github.com/dfdtools/dfd/internal/testenv"
+)
+
+// EngineAuto chooses by work: a big .sqlx stays on goja (SQLX runs in Go,
+// faster than on Node.js), YAML and many files go to Node.js.
+func TestPreferNode(t *testing.T) {
+	bundle := testenv.CoreDir(t, testenv.CoreVersion) + "/bundle.js"
+	write := func(t *testing.T, opts projectgen.Options, extra map[string]string) (string, []string) {
+		t.Helper()
+		p, err := projectgen.Plan(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range extra {
+			p.Files[name] = content
+		}
+		dir := t.TempDir()
+		if err := p.Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for name := range p.Files {
+			if strings.HasPrefix(name, "definitions/") || strings.HasPrefix(name, "includes/") || name == "workflow_settings.yaml" {
+				paths = append(paths, name)
+			}
+		}
+		sort.Strings(paths)
+		return dir, paths
+	}
+	yaml := "actions:\n" + strings.Repeat("- declaration:\n    name: raw_feed\n    description: |\n      a line of description text that goes on\n", 2500)
+	for _, tc := range []struct {
+		name  string
+		opts  projectgen.Options
+		extra map[string]string
+		want  bool
+	}{
+		{"small", projectgen.Options{Actions: 30, Seed: 1}, nil, false},
+		{"2 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 2 << 20}, nil, false},
+		{"10 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 10 << 20}, nil, false},
+		{"250 KB of YAML", projectgen.Options{Actions: 30, Seed: 1}, map[string]string{"definitions/actions.yaml": yaml}, true},
+		{"400 actions", projectgen.Options{Actions: 400, Seed: 1}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, paths := write(t, tc.opts, tc.extra)
+			if got := daemon.PreferNode(root, paths, bundle, 0); got != tc.want {
+				t.Errorf("PreferNode = %v for %d files, want %v", got, len(paths), tc.want)
+			}
+		})
+	}
+	// A core whose SQLX code dfd does not know: a big .sqlx is slow in goja.
+	root, paths := write(t, projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 256 << 10}, nil)
+	if !daemon.PreferNode(root, paths, filepath.Join(t.TempDir(), "unknown-bundle.js"), 0) {
+		t.Error("a 256 KB .sqlx with an unknown core stays on goja")
+	}
+}
