@@ -30,9 +30,12 @@ type workDone struct {
 }
 
 // beginProgress starts a work-done progress. The token's create call is
-// bounded (5 s) and cancelled with ctx, so that an unresponsive client
-// costs nothing but the progress.
-func (s *Server) beginProgress(ctx context.Context, title, message string) *workDone {
+// bounded (5 s) and ends with the session, so that an unresponsive client
+// costs nothing but the progress. It is not cancelled when the work ends:
+// work that ends before the client answers (a check of nothing takes
+// microseconds) is still reported, begin then end, so that a client
+// waiting for the end of a check sees it.
+func (s *Server) beginProgress(_ context.Context, title, message string) *workDone {
 	w := &workDone{s: s, title: title, start: time.Now()}
 	if !s.capabilities().workDoneProgress || s.lifecycle() != stateInitialized {
 		w.created = true
@@ -40,10 +43,8 @@ func (s *Server) beginProgress(ctx context.Context, title, message string) *work
 	}
 	token := protocol.String(fmt.Sprintf("dfd-%d", s.progressSeq.Add(1)))
 	s.goBackground(func(sctx context.Context) {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		cctx, cancel := context.WithTimeout(sctx, 5*time.Second)
 		defer cancel()
-		stop := context.AfterFunc(sctx, cancel) // the session ends
-		defer stop()
 		err := s.client.WorkDoneProgressCreate(cctx, &protocol.WorkDoneProgressCreateParams{Token: token})
 		w.mu.Lock()
 		defer w.mu.Unlock()

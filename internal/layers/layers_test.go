@@ -22,11 +22,13 @@ var rules = map[string][]string{
 	"settings": nil,
 	"gsql":     nil,
 	"project":  nil,
-	"engine":   nil,
+	"engine":   {"source"}, // the CLI's require extensions (source.RequireExtensions)
 
 	"protos":            nil, // go generate only
 	"protos/dataformpb": nil,
 	"settings/gen":      nil,
+	"gsql/gen/...":      nil,     // go generate only: the function-name list
+	"lsp/gen":           {"lsp"}, // go generate only: TypeScript types from lsp's result types
 	"graphjson":         {"protos/dataformpb"},
 
 	"adapters":             {"protos/dataformpb"},
