@@ -2,9 +2,14 @@ package gsql
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,7 +83,18 @@ type Catalog struct {
 	// may create one of the same name), so statements reading them are
 	// skipped, never checked against no table.
 	tempTables map[string]bool
-	keep       []*googlesql.AnalyzerOutput // owners of registered functions' signatures
+	// declared are short hashes of the statements that declared a
+	// temporary function or table, in order; stateKey sums them up with
+	// the declarations' outcomes (StateKey).
+	declared []string
+	stateKey string
+	// registered are the temporary functions this catalog registered, by
+	// short hash of the declaring statement; reuse are a previous
+	// catalog's (Carry), registered again without analysing their
+	// statements.
+	registered, reuse map[string]tempDecl
+	keep              []*googlesql.AnalyzerOutput // owners of registered functions' signatures
+	lineage           bool                        // SetLineage: Analyze fills Analysis.Lineage (lineage.go)
 }
 
 // analyzerBase is what every catalog shares: the language, the analyzer
@@ -421,6 +437,8 @@ type Analysis struct {
 	Unknown []string
 	// Empty: the text holds no statement (blank, or only comments).
 	Empty bool
+	// Lineage is, with SetLineage, where each of Columns comes from (lineage.go).
+	Lineage []ColumnLineage
 }
 
 // noStatement is reads' why for a text without a statement.
@@ -430,7 +448,17 @@ var atRE = regexp.MustCompile(`\s*\[at (\d+):(\d+)\]\s*$`)
 
 // scriptingRE recognises the analyzer's answer to a scripting statement,
 // which only the script entry points take.
-var scriptingRE = regexp.MustCompile(`^(?:Syntax error: Unexpected keyword (DECLARE|SET|IF|BEGIN|LOOP|WHILE|REPEAT|FOR|CALL|EXECUTE|RAISE|RETURN|BREAK|LEAVE|CONTINUE|ITERATE|CASE)\b|Statement not supported: (SingleAssignment|Assignment)\b)`)
+var scriptingRE = regexp.MustCompile(`^(?:Syntax error: Unexpected keyword (DECLARE|SET|IF|BEGIN|LOOP|WHILE|REPEAT|FOR|CALL|EXECUTE|RAISE|RETURN|BREAK|LEAVE|CONTINUE|ITERATE|CASE)\b|Statement not supported: (` + strings.Join(slices.Sorted(maps.Keys(scriptingNodes)), "|") + `)\b)`)
+
+// scriptingNodes are the parser's names of scripting statements (what
+// "Statement not supported: …" names) and their keywords.
+var scriptingNodes = map[string]string{
+	"VariableDeclaration": "DECLARE", "SingleAssignment": "SET", "Assignment": "SET", "AssignmentFromStruct": "SET",
+	"IfStatement": "IF", "BeginEndBlock": "BEGIN", "WhileStatement": "WHILE", "LoopStatement": "LOOP",
+	"RepeatStatement": "REPEAT", "ForInStatement": "FOR", "CallStatement": "CALL", "ExecuteImmediateStatement": "EXECUTE IMMEDIATE",
+	"RaiseStatement": "RAISE", "ReturnStatement": "RETURN", "BreakStatement": "BREAK", "ContinueStatement": "CONTINUE",
+	"CaseStatement": "CASE",
+}
 
 // Analyze analyses one statement against the catalog. It is not an error
 // when the statement is wrong; errors are failures of the engine.
@@ -440,6 +468,18 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 	}
 	if len(stmt) > MaxStatementBytes {
 		return Analysis{Skipped: fmt.Sprintf("statement of %s is longer than the %s dfd analyses", kib(len(stmt)), kib(MaxStatementBytes))}, nil
+	}
+	if len(c.reuse) > 0 {
+		// A temporary function a previous catalog registered from this
+		// very statement: registered again as it was, as analysing the
+		// statement would.
+		sum := sha256.Sum256([]byte(stmt))
+		hash := hex.EncodeToString(sum[:8])
+		if d, ok := c.reuse[hash]; ok {
+			c.declared = append(c.declared, hash)
+			defer func() { c.stateKey = c.computeStateKey() }()
+			return Analysis{}, c.register(hash, d)
+		}
 	}
 	// Parse first: a statement GoogleSQL cannot parse, or several, is
 	// not something the analyzer is sure about (BigQuery may accept
@@ -453,6 +493,12 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 	}
 	if why != "" {
 		return Analysis{Skipped: why}, nil
+	}
+	if st.tempTable != "" || st.tempFunction != "" {
+		sum := sha256.Sum256([]byte(stmt))
+		c.declared = append(c.declared, hex.EncodeToString(sum[:8]))
+		// Only declaring statements change what StateKey covers.
+		defer func() { c.stateKey = c.computeStateKey() }()
 	}
 	if st.tempTable != "" {
 		c.tempTables[strings.ToLower(st.tempTable)] = true
@@ -479,7 +525,10 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 	if len(unknown) > 0 {
 		return Analysis{Skipped: "reads " + strings.Join(unknown, ", ") + ", whose schema dfd does not know", Unknown: unknown}, nil
 	}
-	out, err := googlesql.AnalyzeStatement(stmt, c.opts, c.cat, c.tf)
+	// The statement parsed above is resolved as it is: parsing is a third
+	// of an analysis.
+	out, err := googlesql.AnalyzeStatementFromParserAST(st.node, c.opts, stmt, c.cat, c.tf)
+	runtime.KeepAlive(st.out)
 	if err != nil {
 		p := problemOf(err.Error())
 		if why := c.beyondGoogleSQL(p); why != "" {
@@ -510,7 +559,8 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 		return Analysis{}, err
 	}
 	if fn, ok := res.(*googlesql.ResolvedCreateFunctionStmt); ok {
-		return Analysis{}, c.declare(out, fn)
+		sum := sha256.Sum256([]byte(stmt))
+		return Analysis{}, c.declare(hex.EncodeToString(sum[:8]), out, fn)
 	}
 	q, ok := res.(*googlesql.ResolvedQueryStmt)
 	if !ok {
@@ -543,6 +593,9 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 			return Analysis{}, err
 		}
 		cols = append(cols, Column{Name: name, Type: t})
+	}
+	if c.lineage {
+		return Analysis{Columns: cols, Lineage: c.lineageOf(q, st.tables, cols)}, nil
 	}
 	return Analysis{Columns: cols}, nil
 }
@@ -602,7 +655,7 @@ func (c *Catalog) beyondGoogleSQL(p *Problem) string {
 		if m := scriptingRE.FindStringSubmatch(msg); m != nil {
 			kw := strings.ToUpper(m[1])
 			if m[2] != "" {
-				kw = "SET"
+				kw = scriptingNodes[m[2]]
 			}
 			return "it is a scripting statement (" + kw + "), which dfd does not analyse"
 		}
@@ -683,7 +736,50 @@ func signatureFunction(msg string) string {
 // from it: an action calling a temporary function another action declared
 // goes unreported (a missed error, never a false one); a name declared
 // twice is not trusted at all.
-func (c *Catalog) declare(out *googlesql.AnalyzerOutput, fn *googlesql.ResolvedCreateFunctionStmt) error {
+// tempDecl is a registered temporary function: what registering it again
+// takes. out owns sig.
+type tempDecl struct {
+	path []string
+	mode googlesql.FunctionEnums_Mode
+	sig  *googlesql.FunctionSignature
+	out  *googlesql.AnalyzerOutput
+}
+
+// Carry lets c register the temporary functions prev registered without
+// analysing their declarations again, when the same statements declare
+// them (a check after an edit analyses the same pre-operations).
+func (c *Catalog) Carry(prev *Catalog) {
+	if prev == nil {
+		return
+	}
+	c.reuse = prev.registered
+}
+
+// register adds a temporary function to the catalog.
+func (c *Catalog) register(hash string, d tempDecl) error {
+	name := strings.ToLower(strings.Join(d.path, "."))
+	if _, twice := c.tempFns[name]; twice {
+		c.tempFns[name] = false
+		return nil
+	}
+	c.tempFns[name] = false
+	f, err := googlesql.NewFunction(d.path, "temp", d.mode, []*googlesql.FunctionSignature{d.sig}, nil)
+	if err != nil {
+		return fmt.Errorf("temporary function %s: %w", name, err)
+	}
+	if err := c.cat.AddOwnedFunction(f); err != nil {
+		return fmt.Errorf("temporary function %s: %w", name, err)
+	}
+	c.keep = append(c.keep, d.out)
+	c.tempFns[name] = true
+	if c.registered == nil {
+		c.registered = map[string]tempDecl{}
+	}
+	c.registered[hash] = d
+	return nil
+}
+
+func (c *Catalog) declare(hash string, out *googlesql.AnalyzerOutput, fn *googlesql.ResolvedCreateFunctionStmt) error {
 	scope, err := fn.CreateScope()
 	if err != nil || scope != googlesql.ResolvedCreateStatementEnums_CreateScopeCreateTemp {
 		return err // a persistent function: created by running it, not known here
@@ -711,16 +807,8 @@ func (c *Catalog) declare(out *googlesql.AnalyzerOutput, fn *googlesql.ResolvedC
 	} else if agg {
 		mode = googlesql.FunctionEnums_ModeAggregate
 	}
-	f, err := googlesql.NewFunction(path, "temp", mode, []*googlesql.FunctionSignature{sig}, nil)
-	if err != nil {
-		return fmt.Errorf("temporary function %s: %w", name, err)
-	}
-	if err := c.cat.AddOwnedFunction(f); err != nil {
-		return fmt.Errorf("temporary function %s: %w", name, err)
-	}
-	c.keep = append(c.keep, out)
-	c.tempFns[name] = true
-	return nil
+	delete(c.tempFns, name) // register decides "twice" again
+	return c.register(hash, tempDecl{path: path, mode: mode, sig: sig, out: out})
 }
 
 // containsWord reports whether word occurs in s with no identifier
@@ -818,6 +906,10 @@ type parsedStatement struct {
 	createsTable bool
 	tempTable    string
 	tempFunction string
+	// node is the statement as parsed, which the analyzer resolves
+	// without parsing it again; out owns it.
+	node googlesql.ASTStatementNode
+	out  *googlesql.ParserOutput
 }
 
 // reads parses stmt; why is set when stmt is not one statement GoogleSQL
@@ -853,6 +945,7 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 	if err != nil {
 		return st, "", err
 	}
+	st.node, st.out = s, out
 	if ct, ok := s.(*googlesql.ASTCreateTableStatement); ok {
 		st.createsTable = true
 		if temp, err := ct.IsTemp(); err == nil && temp {
@@ -970,4 +1063,27 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 		}
 	}
 	return st, "", nil
+}
+
+// StateKey identifies what the statements analysed so far declared that
+// later analyses see (temporary functions and tables): two analyses of one
+// statement against the same tables and the same StateKey give the same
+// answer, so callers may remember answers under it. A statement after
+// which StateKey changed declared something: its analysis must run again
+// for the declaration to be made again.
+func (c *Catalog) StateKey() string { return c.stateKey }
+
+func (c *Catalog) computeStateKey() string {
+	if len(c.declared) == 0 {
+		return ""
+	}
+	parts := []string{strings.Join(c.declared, ";")}
+	for name, ok := range c.tempFns {
+		parts = append(parts, fmt.Sprintf("f:%s:%v", name, ok))
+	}
+	for name := range c.tempTables {
+		parts = append(parts, "t:"+name)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
 }

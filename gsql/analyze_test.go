@@ -218,3 +218,35 @@ func TestAnalyzeSeverities(t *testing.T) {
 		}
 	}
 }
+
+// A catalog that carries a previous one's temporary functions registers
+// them again from the same statements without analysing those, with the
+// same outcome and the same StateKey.
+func TestCarryTemporaryFunctions(t *testing.T) {
+	ctx := context.Background()
+	decl := "CREATE TEMP FUNCTION cents(x NUMERIC) RETURNS INT64 AS (CAST(x * 100 AS INT64))"
+	first := testCatalog(t)
+	if a, err := first.Analyze(ctx, decl); err != nil || a.Problem != nil || a.Skipped != "" {
+		t.Fatalf("declaration: %+v %v", a, err)
+	}
+	second := testCatalog(t)
+	second.Carry(first)
+	if a, err := second.Analyze(ctx, decl); err != nil || a.Problem != nil || a.Skipped != "" {
+		t.Fatalf("carried declaration: %+v %v", a, err)
+	}
+	if first.StateKey() == "" || second.StateKey() != first.StateKey() {
+		t.Errorf("state keys %q and %q", first.StateKey(), second.StateKey())
+	}
+	if a, err := second.Analyze(ctx, "SELECT cents(amount) FROM `proj.sales.orders`"); err != nil || a.Problem != nil || len(a.Columns) != 1 || a.Columns[0].Type.Kind != "INT64" {
+		t.Fatalf("call: %+v %v", a, err)
+	}
+	if a, err := second.Analyze(ctx, "SELECT cents(status) FROM `proj.sales.orders`"); err != nil || a.Problem == nil || a.Problem.Kind != TypeMismatch {
+		t.Fatalf("call with a STRING: %+v %v", a, err)
+	}
+	// Not declared in the third catalog: carrying is no declaration.
+	third := testCatalog(t)
+	third.Carry(second)
+	if a, err := third.Analyze(ctx, "SELECT cents(amount) FROM `proj.sales.orders`"); err != nil || a.Problem == nil || a.Problem.Kind != UnknownFunction {
+		t.Fatalf("call without the declaration: %+v %v", a, err)
+	}
+}

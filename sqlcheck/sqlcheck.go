@@ -22,6 +22,8 @@ package sqlcheck
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
@@ -93,6 +95,10 @@ type Options struct {
 	// not exist: a statement reading it is an error. A snapshot may be
 	// partial, so its NOT_FOUND only leaves the table unknown.
 	MissingIsCertain bool
+	// MetadataID names the metadata source (its kind and file or
+	// project): a Checker forgets the warehouse schemas it fetched when
+	// it changes.
+	MetadataID string
 	// Jit holds JiT actions' SQL, by target (database.schema.name, any
 	// case): the responses of their JiT code, run by the caller under the
 	// check policy. Only responses whose database calls were all answered
@@ -109,35 +115,112 @@ type Result struct {
 	// (database.schema.name): what hovers and completion show for actions
 	// not in the warehouse yet.
 	Schemas map[string][]gsql.Column
-	// Analysed and Skipped count statements.
-	Analysed, Skipped int
+	// Analysed and Skipped count statements; Remembered are those of
+	// them whose analysis a Checker remembered from an earlier check, Ran
+	// those GoogleSQL analysed in this one.
+	Analysed, Skipped, Remembered, Ran int
 	// Unknown are the tables read without a schema, with the actions
 	// reading them.
 	Unknown map[string][]string
 }
 
-// Check analyses every statement of g.
+// Check analyses every statement of g, remembering nothing.
 func Check(ctx context.Context, g *dataformpb.CompiledGraph, opts Options) (*Result, error) {
+	return NewChecker().Check(ctx, g, opts)
+}
+
+// Checker analyses one project's graph again and again (an editor's
+// edits): it remembers the warehouse schemas it fetched and each
+// statement's analysis under a key of everything the analysis depends on
+// (the statement's text, the schemas of the tables it may read, what
+// earlier statements declared), so that a check after an edit analyses
+// only the statements the edit changed and, when their output schema
+// changed, their dependents. One check at a time.
+type Checker struct {
+	metadataID string
+	warehouse  map[string]*warehouseTable // by lower-case path
+	memo       map[memoKey]*memoEntry
+	gen        int           // checks run; memo entries unused in the last one are dropped
+	prev       *gsql.Catalog // the last check's: its temporary functions are carried
+}
+
+// warehouseTable is what the metadata source said about a table.
+type warehouseTable struct {
+	state   int // found, absent (not found, or a type dfd cannot model), failed (retried next check)
+	table   gsql.Table
+	hash    string
+	certain bool // absent, and the source is the warehouse itself
+}
+
+const (
+	tableFound = iota
+	tableAbsent
+	tableFailed
+)
+
+type memoKey [sha256.Size]byte
+
+type memoEntry struct {
+	an  gsql.Analysis
+	gen int
+}
+
+// NewChecker makes a Checker that remembers nothing yet.
+func NewChecker() *Checker {
+	return &Checker{warehouse: map[string]*warehouseTable{}, memo: map[memoKey]*memoEntry{}}
+}
+
+// Forget drops the warehouse schemas the checker fetched (after the
+// metadata was refreshed): the next check asks the source again.
+func (k *Checker) Forget() {
+	k.warehouse = map[string]*warehouseTable{}
+}
+
+// Stats are a Checker's counts, for status and benchmarks.
+type Stats struct{ Remembered, WarehouseTables int }
+
+// Stats counts what the checker remembers.
+func (k *Checker) Stats() Stats {
+	return Stats{Remembered: len(k.memo), WarehouseTables: len(k.warehouse)}
+}
+
+// Check analyses every statement of g.
+func (k *Checker) Check(ctx context.Context, g *dataformpb.CompiledGraph, opts Options) (*Result, error) {
 	if opts.MetadataTimeout <= 0 {
 		opts.MetadataTimeout = 5 * time.Second
 	}
 	if opts.Read == nil {
 		opts.Read = func(string) ([]byte, bool) { return nil, false }
 	}
+	if opts.MetadataID != k.metadataID || opts.Metadata == nil {
+		k.Forget()
+		k.metadataID = opts.MetadataID
+	}
+	k.gen++
 	defaultProject := g.GetProjectConfig().GetDefaultDatabase()
 	cat, err := gsql.NewCatalog(defaultProject)
 	if err != nil {
 		return nil, err
 	}
+	cat.Carry(k.prev)
+	k.prev = cat
 	c := &checker{
-		ctx: ctx, opts: opts, g: g, cat: cat, defaultProject: defaultProject,
-		res:      &Result{Schemas: map[string][]gsql.Column{}, Unknown: map[string][]string{}},
-		fetched:  map[string]bool{},
-		missing:  map[string]bool{},
-		own:      map[string]bool{},
-		hinted:   map[string]bool{},
-		sources:  map[string]*sourceFile{},
-		deadline: time.Now().Add(opts.MetadataTimeout),
+		k: k, ctx: ctx, opts: opts, g: g, cat: cat, defaultProject: defaultProject,
+		res:       &Result{Schemas: map[string][]gsql.Column{}, Unknown: map[string][]string{}},
+		fetched:   map[string]bool{},
+		own:       map[string]bool{},
+		ownHash:   map[string]string{},
+		ownCols:   map[string][]gsql.Column{},
+		hinted:    map[string]bool{},
+		depsAdded: map[*action]bool{},
+		index:     map[string][]string{},
+		sources:   map[string]*sourceFile{},
+		deadline:  time.Now().Add(opts.MetadataTimeout),
+	}
+	for path, w := range k.warehouse {
+		if w.state == tableFound {
+			c.indexTable(path)
+		}
 	}
 	actions := order(g)
 	for _, a := range actions {
@@ -154,6 +237,11 @@ func Check(ctx context.Context, g *dataformpb.CompiledGraph, opts Options) (*Res
 			return nil, err
 		}
 	}
+	for key, e := range k.memo {
+		if e.gen != k.gen {
+			delete(k.memo, key)
+		}
+	}
 	sort.SliceStable(c.res.Findings, func(i, j int) bool {
 		a, b := c.res.Findings[i], c.res.Findings[j]
 		if a.File != b.File {
@@ -167,17 +255,23 @@ func Check(ctx context.Context, g *dataformpb.CompiledGraph, opts Options) (*Res
 	return c.res, nil
 }
 
+// checker is one check.
 type checker struct {
+	k              *Checker
 	ctx            context.Context
 	opts           Options
 	g              *dataformpb.CompiledGraph
 	cat            *gsql.Catalog
 	defaultProject string
 	res            *Result
-	fetched        map[string]bool // warehouse lookups done, by lower-case path
-	missing        map[string]bool // tables the warehouse says do not exist
-	own            map[string]bool // the project's actions' targets
-	hinted         map[string]bool // actions with a skip hint
+	fetched        map[string]bool          // warehouse lookups done in this check, by lower-case path
+	own            map[string]bool          // the project's actions' targets
+	ownHash        map[string]string        // hashes of the inferred schemas so far, by lower-case target
+	ownCols        map[string][]gsql.Column // the inferred schemas so far, by lower-case target
+	index          map[string][]string      // word of a table name → the known tables' lower-case paths (memo keys)
+	hinted         map[string]bool          // actions with a skip hint
+	current        *action                  // whose statements are being analysed
+	depsAdded      map[*action]bool
 	sources        map[string]*sourceFile
 	deadline       time.Time
 }
@@ -201,30 +295,51 @@ func (c *checker) declarations() error {
 }
 
 // fetch asks the metadata source for a table (a wildcard path: the union
-// of its dataset's matching tables) and adds it; a table the source does
-// not know, or cannot model, stays unknown.
+// of its dataset's matching tables) unless the checker knows its answer;
+// a table the source does not know, or cannot model, stays unknown.
 func (c *checker) fetch(path string) error {
 	key := strings.ToLower(path)
-	if c.fetched[key] || c.cat.Has(path) || c.opts.Metadata == nil {
-		return nil
-	}
-	if c.own[key] {
+	if c.fetched[key] || c.opts.Metadata == nil || c.own[key] {
 		// The project's own action: what it will produce is its SQL's
 		// schema, not whatever an earlier run left in the warehouse.
 		return nil
 	}
 	c.fetched[key] = true
-	parts := strings.Split(path, ".")
-	if len(parts) != 3 || time.Now().After(c.deadline) {
+	if w := c.k.warehouse[key]; w != nil && w.state != tableFailed {
 		return nil
+	}
+	w := c.lookup(path)
+	c.k.warehouse[key] = w
+	if w.state == tableFound {
+		w.hash = schemaHash(w.table.Columns)
+		c.indexTable(key)
+	}
+	return nil
+}
+
+// lookup is the metadata source's answer about a table.
+func (c *checker) lookup(path string) *warehouseTable {
+	parts := strings.Split(path, ".")
+	if len(parts) != 3 {
+		return &warehouseTable{state: tableAbsent}
+	}
+	if time.Now().After(c.deadline) {
+		return &warehouseTable{state: tableFailed}
 	}
 	ctx, cancel := context.WithDeadline(c.ctx, c.deadline)
 	defer cancel()
-	target := &dataformpb.Target{Database: parts[0], Schema: parts[1], Name: parts[2]}
+	failed := func(err error) *warehouseTable {
+		if adapters.CodeOf(err) == adapters.NotFound {
+			return &warehouseTable{state: tableAbsent, certain: c.opts.MissingIsCertain}
+		}
+		return &warehouseTable{state: tableFailed}
+	}
 	if prefix, ok := strings.CutSuffix(parts[2], "*"); ok {
 		list, err := c.opts.Metadata.ListTables(ctx, &dataformpb.ListTablesRequest{Database: parts[0], Schema: parts[1]})
 		if err != nil {
-			return nil
+			w := failed(err)
+			w.certain = false // a missing dataset is not a missing wildcard table's whole story
+			return w
 		}
 		var cols []gsql.Column
 		seen := map[string]bool{}
@@ -236,7 +351,7 @@ func (c *checker) fetch(path string) error {
 			matched++
 			tc, ok := columnsOf(t.GetFields())
 			if !ok {
-				return nil
+				return &warehouseTable{state: tableAbsent}
 			}
 			for _, col := range tc {
 				if !seen[strings.ToLower(col.Name)] {
@@ -246,22 +361,113 @@ func (c *checker) fetch(path string) error {
 			}
 		}
 		if matched == 0 {
-			return nil
+			return &warehouseTable{state: tableAbsent}
 		}
-		return c.cat.Add(gsql.Table{Path: path, Columns: cols, Pseudo: append(partitionPseudo(), gsql.Column{Name: "_TABLE_SUFFIX", Type: gsql.Type{Kind: "STRING"}})})
+		return &warehouseTable{state: tableFound, table: gsql.Table{Path: path, Columns: cols,
+			Pseudo: append(partitionPseudo(), gsql.Column{Name: "_TABLE_SUFFIX", Type: gsql.Type{Kind: "STRING"}})}}
 	}
-	md, err := c.opts.Metadata.GetTable(ctx, &dataformpb.GetTableRequest{Target: target})
-	if adapters.CodeOf(err) == adapters.NotFound && c.opts.MissingIsCertain {
-		c.missing[key] = true
+	md, err := c.opts.Metadata.GetTable(ctx, &dataformpb.GetTableRequest{Target: &dataformpb.Target{Database: parts[0], Schema: parts[1], Name: parts[2]}})
+	if err != nil {
+		return failed(err)
 	}
-	if err != nil || md == nil {
-		return nil
+	if md == nil {
+		return &warehouseTable{state: tableAbsent}
 	}
 	cols, ok := columnsOf(md.GetFields())
 	if !ok {
-		return nil
+		return &warehouseTable{state: tableAbsent}
 	}
-	return c.cat.Add(gsql.Table{Path: path, Columns: cols, Pseudo: partitionPseudo()})
+	return &warehouseTable{state: tableFound, table: gsql.Table{Path: path, Columns: cols, Pseudo: partitionPseudo()}}
+}
+
+// known is the schema of a table, if this check knows one: the project's
+// own action's inferred schema, else the warehouse's (never both: an own
+// action's target is never fetched).
+func (c *checker) known(path string) (gsql.Table, bool) {
+	key := strings.ToLower(path)
+	if cols, ok := c.ownCols[key]; ok {
+		return gsql.Table{Path: path, Columns: cols, Pseudo: partitionPseudo()}, true
+	}
+	if w := c.k.warehouse[key]; w != nil && w.state == tableFound {
+		return w.table, true
+	}
+	return gsql.Table{}, false
+}
+
+// indexTable makes a known table's schema part of the memo key of every
+// statement that mentions a word of its name.
+func (c *checker) indexTable(lowerPath string) {
+	name := lowerPath[strings.LastIndexByte(lowerPath, '.')+1:]
+	for _, w := range words(name) {
+		if !slices.Contains(c.index[w], lowerPath) {
+			c.index[w] = append(c.index[w], lowerPath)
+		}
+	}
+}
+
+// words are the lower-case identifier words of s: runs of letters,
+// digits, underscores (and any non-ASCII).
+func words(s string) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		word := i < len(s) && (s[i] == '_' || s[i] >= 0x80 || ('0' <= s[i] && s[i] <= '9') || ('a' <= s[i] && s[i] <= 'z') || ('A' <= s[i] && s[i] <= 'Z'))
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			out = append(out, strings.ToLower(s[start:i]))
+			start = -1
+		}
+	}
+	return out
+}
+
+// schemaHash identifies a schema's names and types.
+func schemaHash(cols []gsql.Column) string {
+	h := sha256.New()
+	var write func(cols []gsql.Column)
+	write = func(cols []gsql.Column) {
+		for _, col := range cols {
+			fmt.Fprintf(h, "%s %s,", col.Name, col.Type.String())
+		}
+	}
+	write(cols)
+	return hex.EncodeToString(h.Sum(nil)[:12])
+}
+
+// memoKey is the key of stmt's analysis now: its text, what earlier
+// statements declared, and the schemas of the known tables whose names
+// share a word with it (a table it may read).
+func (c *checker) memoKey(stmt string) memoKey {
+	h := sha256.New()
+	h.Write([]byte(stmt))
+	h.Write([]byte{0})
+	h.Write([]byte(c.cat.StateKey()))
+	h.Write([]byte{0})
+	var tables []string
+	seen := map[string]bool{}
+	for _, w := range words(stmt) {
+		for _, p := range c.index[w] {
+			if !seen[p] {
+				seen[p] = true
+				tables = append(tables, p)
+			}
+		}
+	}
+	slices.Sort(tables)
+	for _, p := range tables {
+		hash := c.ownHash[p]
+		if hash == "" {
+			if w := c.k.warehouse[p]; w != nil && w.state == tableFound {
+				hash = w.hash
+			}
+		}
+		fmt.Fprintf(h, "%s=%s;", p, hash)
+	}
+	var k memoKey
+	h.Sum(k[:0])
+	return k
 }
 
 // partitionPseudo are the ingestion-time partition columns. Every table
@@ -434,14 +640,15 @@ func (c *checker) action(a *action) error {
 				blind = "it runs after " + s.label + ", which dfd does not analyse (it may declare what this uses)"
 			}
 			if s.label == "query" && an.Problem == nil && an.Skipped == "" && len(an.Columns) > 0 && a.kind != "assertion" {
-				if err := c.cat.Add(gsql.Table{Path: a.name, Columns: an.Columns, Pseudo: partitionPseudo()}); err != nil {
-					return err
-				}
 				c.res.Schemas[a.name] = an.Columns
+				c.ownCols[strings.ToLower(a.name)] = an.Columns
+				c.ownHash[strings.ToLower(a.name)] = schemaHash(an.Columns)
+				c.indexTable(strings.ToLower(a.name))
 			}
 		}
 		return nil
 	}
+	c.current = a
 	if err := run(script("", a.preOps, a.query, a.queries, a.postOps)); err != nil {
 		return err
 	}
@@ -494,38 +701,105 @@ func (c *checker) jitSQL(a *action) bool {
 	return true
 }
 
-// analyze analyses stmt; when it reads warehouse tables the catalog lacks,
-// it asks the metadata source for them and analyses again.
+// analyze analyses stmt, or remembers its analysis. The catalog is filled
+// lazily: a table a statement reads is added when the statement needs it
+// (an own action's inferred schema, or the warehouse's, fetched then).
 func (c *checker) analyze(sql string) (gsql.Analysis, error) {
-	an, err := c.cat.Analyze(c.ctx, sql)
-	if err != nil {
-		return an, err
+	key := c.memoKey(sql)
+	if e := c.k.memo[key]; e != nil && c.stillValid(e.an) {
+		e.gen = c.k.gen
+		c.res.Remembered++
+		return e.an, nil
 	}
-	if len(an.Unknown) > 0 && c.opts.Metadata != nil {
-		fetchedAny := false
+	state := c.cat.StateKey()
+	c.res.Ran++
+	if err := c.addDeps(c.current); err != nil {
+		return gsql.Analysis{}, err
+	}
+	var an gsql.Analysis
+	for round := 0; ; round++ {
+		var err error
+		if an, err = c.cat.Analyze(c.ctx, sql); err != nil {
+			return an, err
+		}
+		if len(an.Unknown) == 0 || round == 3 {
+			break
+		}
+		added := false
 		for _, u := range an.Unknown {
 			path := c.qualify(u)
-			if !c.fetched[strings.ToLower(path)] {
-				if err := c.fetch(path); err != nil {
-					return an, err
+			if !c.cat.Has(path) {
+				if _, ok := c.known(path); !ok {
+					if err := c.fetch(path); err != nil {
+						return an, err
+					}
 				}
-				fetchedAny = fetchedAny || c.cat.Has(path)
+				if t, ok := c.known(path); ok {
+					if err := c.cat.Add(t); err != nil {
+						return an, err
+					}
+					added = true
+				}
 			}
 		}
-		if fetchedAny {
-			if an, err = c.cat.Analyze(c.ctx, sql); err != nil {
-				return an, err
-			}
+		if !added {
+			break
 		}
 	}
 	for _, u := range an.Unknown {
-		if c.missing[strings.ToLower(c.qualify(u))] {
+		if w := c.k.warehouse[strings.ToLower(c.qualify(u))]; w != nil && w.certain {
 			line, col := positionOf(sql, u)
-			return gsql.Analysis{Problem: &gsql.Problem{Kind: gsql.UnknownTable, Line: line, Column: col,
-				Message: "Table not found: " + c.qualify(u) + " (BigQuery has no such table)"}}, nil
+			an = gsql.Analysis{Problem: &gsql.Problem{Kind: gsql.UnknownTable, Line: line, Column: col,
+				Message: "Table not found: " + c.qualify(u) + " (BigQuery has no such table)"}}
+			break
 		}
 	}
+	if c.cat.StateKey() == state { // it declared nothing: the same analysis next time
+		c.k.memo[c.memoKey(sql)] = &memoEntry{an: an, gen: c.k.gen}
+	}
 	return an, nil
+}
+
+// addDeps adds to the catalog the known schemas of the tables action a
+// depends on, before one of its statements is analysed: that spares the
+// analysis a second parse (the first would find them missing).
+func (c *checker) addDeps(a *action) error {
+	if a == nil || c.depsAdded[a] {
+		return nil
+	}
+	c.depsAdded[a] = true
+	for _, d := range a.deps {
+		path := targetPath(d, c.defaultProject)
+		if c.cat.Has(path) {
+			continue
+		}
+		if t, ok := c.known(path); ok {
+			if err := c.cat.Add(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stillValid reports whether a remembered analysis still holds: the
+// tables it did not know are still unknown for good (the memo key covers
+// the known ones), none of them was a lookup that failed and is due again.
+func (c *checker) stillValid(an gsql.Analysis) bool {
+	for _, u := range an.Unknown {
+		path := strings.ToLower(c.qualify(u))
+		if c.own[path] {
+			continue // an own action without a schema: its key changes when it gets one
+		}
+		if c.opts.Metadata == nil {
+			continue
+		}
+		w := c.k.warehouse[path]
+		if w == nil || w.state == tableFailed {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *checker) qualify(name string) string {

@@ -186,3 +186,103 @@ func TestCheckMissingTable(t *testing.T) {
 		}
 	}
 }
+
+// A Checker re-analyses only what changed: the second check of the same
+// graph remembers every statement and finds the same; after an edit of an
+// upstream action's output schema, its dependents are analysed again and
+// see the new schema.
+func TestCheckerRemembers(t *testing.T) {
+	root := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
+	compileGraph := func() *dataformpb.CompiledGraph {
+		p, err := project.Open(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundle := filepath.Join(root, "node_modules", "@dataform", "core", "bundle.js")
+		res, err := compile.Run(context.Background(), p, &project.Core{Version: testenv.CoreVersion, Dir: filepath.Dir(bundle), BundlePath: bundle}, compile.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Graph
+	}
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := offline.Parse("sql_check.json", data, offline.Options{DefaultDatabase: "acme-shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Metadata: md, MetadataID: "snapshot sql_check.json", Read: func(rel string) ([]byte, bool) {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		return b, err == nil
+	}}
+	k := NewChecker()
+	ctx := context.Background()
+	g := compileGraph()
+	first, err := k.Check(ctx, g, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Remembered != 0 {
+		t.Fatalf("first check remembered %d", first.Remembered)
+	}
+	second, err := k.Check(ctx, g, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only stg_orders's CREATE TEMP FUNCTION runs again: a declaration
+	// is made by analysing it.
+	if second.Ran != 1 || second.Remembered != first.Ran-1 {
+		t.Errorf("second check: GoogleSQL ran %d times, %d remembered; the first ran %d", second.Ran, second.Remembered, first.Ran)
+	}
+	if !sameFindings(first.Findings, second.Findings) {
+		t.Errorf("findings differ:\n%v\n%v", first.Findings, second.Findings)
+	}
+
+	// Fix the upstream column name customer_totals misspells: stg_orders
+	// now outputs amount_cent, and customer_totals's error goes away.
+	file := filepath.Join(root, "definitions", "staging", "stg_orders.sqlx")
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(string(text), "AS amount_cents,", "AS amount_cent,", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	third, err := k.Check(ctx, compileGraph(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Ran == 0 || third.Ran >= first.Ran {
+		t.Errorf("after the edit: GoogleSQL ran %d times (a cold check: %d)", third.Ran, first.Ran)
+	}
+	t.Logf("cold: %d analyses; same graph: %d; after an upstream edit: %d", first.Ran, second.Ran, third.Ran)
+	for _, f := range third.Findings {
+		if f.File == "definitions/marts/customer_totals.sqlx" && f.Severity == Error {
+			t.Errorf("customer_totals still has %q after its upstream changed", f.Message)
+		}
+	}
+	found := false
+	for _, f := range third.Findings {
+		// order_flags read amount_cents: now it is the one with an unknown column.
+		if f.File == "definitions/marts/order_flags.sqlx" && f.Code == "unknown-column" && strings.Contains(f.Message, "amount_cents") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("order_flags: no unknown-column finding for amount_cents after the upstream rename: %v", third.Findings)
+	}
+}
+
+func sameFindings(a, b []Finding) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
