@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -111,8 +112,11 @@ func (r *Result) Errors() []*dataformpb.CompilationError {
 // TimeoutError is returned when a compilation runs past its deadline.
 type TimeoutError struct{ Timeout time.Duration }
 
+// Error is the official CLI's message: the timeout in seconds, as a
+// JavaScript number prints (60, 0.5).
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("Compilation timed out after %s. To allow more time, re-run with a longer --timeout (e.g. --timeout=2m, --timeout=1h).", e.Timeout)
+	secs := strconv.FormatFloat(float64(e.Timeout.Milliseconds())/1000, 'f', -1, 64)
+	return fmt.Sprintf("Compilation timed out after %s seconds. To allow more time, re-run with a longer --timeout (e.g. --timeout=2m, --timeout=1h).", secs)
 }
 
 // MemoryLimitError is returned when a compilation needs more memory than

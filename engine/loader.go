@@ -31,6 +31,7 @@ type loader struct {
 	root  string // absolute project root
 	files Files
 	jit   bool // JiT sandbox: no compiler, no builtins
+	plain bool // modules run as they are, without core's compiler (ExportedVersion)
 
 	modules map[string]*goja.Object // absolute filename → module object
 	stats   map[string]statResult   // root-relative path → what Stat said, for this request
@@ -289,7 +290,7 @@ func (l *loader) load(file string) (goja.Value, error) {
 	}
 
 	code := text
-	if !l.jit {
+	if !l.jit && !l.plain {
 		var err error
 		if code, err = l.transpile(text, file); err != nil {
 			delete(l.modules, file)
