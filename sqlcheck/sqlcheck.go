@@ -106,6 +106,9 @@ type Options struct {
 	// SQL built from made-up answers may not be the SQL the action runs. A
 	// JiT action without a response is not analysed.
 	Jit map[string]*dataformpb.JitCompilationResponse
+	// Lineage: also read each action's column lineage (Result.Lineage;
+	// lineage.go), a walk of every query's resolved tree.
+	Lineage bool
 }
 
 // Result is a check of a whole graph.
@@ -115,6 +118,9 @@ type Result struct {
 	// (database.schema.name): what hovers and completion show for actions
 	// not in the warehouse yet.
 	Schemas map[string][]gsql.Column
+	// Lineage is, with Options.Lineage, where each column of Schemas
+	// comes from, by the same targets (lineage.go).
+	Lineage map[string][]gsql.ColumnLineage
 	// Analysed and Skipped count statements; Remembered are those of
 	// them whose analysis a Checker remembered from an earlier check, Ran
 	// those GoogleSQL analysed in this one.
@@ -203,10 +209,11 @@ func (k *Checker) Check(ctx context.Context, g *dataformpb.CompiledGraph, opts O
 		return nil, err
 	}
 	cat.Carry(k.prev)
+	cat.SetLineage(opts.Lineage)
 	k.prev = cat
 	c := &checker{
 		k: k, ctx: ctx, opts: opts, g: g, cat: cat, defaultProject: defaultProject,
-		res:       &Result{Schemas: map[string][]gsql.Column{}, Unknown: map[string][]string{}},
+		res:       &Result{Schemas: map[string][]gsql.Column{}, Lineage: map[string][]gsql.ColumnLineage{}, Unknown: map[string][]string{}},
 		fetched:   map[string]bool{},
 		own:       map[string]bool{},
 		ownHash:   map[string]string{},
@@ -641,6 +648,7 @@ func (c *checker) action(a *action) error {
 			}
 			if s.label == "query" && an.Problem == nil && an.Skipped == "" && len(an.Columns) > 0 && a.kind != "assertion" {
 				c.res.Schemas[a.name] = an.Columns
+				c.recordLineage(a, an)
 				c.ownCols[strings.ToLower(a.name)] = an.Columns
 				c.ownHash[strings.ToLower(a.name)] = schemaHash(an.Columns)
 				c.indexTable(strings.ToLower(a.name))
@@ -706,7 +714,7 @@ func (c *checker) jitSQL(a *action) bool {
 // (an own action's inferred schema, or the warehouse's, fetched then).
 func (c *checker) analyze(sql string) (gsql.Analysis, error) {
 	key := c.memoKey(sql)
-	if e := c.k.memo[key]; e != nil && c.stillValid(e.an) {
+	if e := c.k.memo[key]; e != nil && c.stillValid(e.an) && c.hasLineage(e.an) {
 		e.gen = c.k.gen
 		c.res.Remembered++
 		return e.an, nil
