@@ -14,7 +14,6 @@ import (
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/daemon"
 	"github.com/dfdtools/dfd/engine"
-	"github.com/dfdtools/dfd/graphjson"
 	"github.com/dfdtools/dfd/internal/heapwatch"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/jit/nodeworker"
@@ -46,8 +45,17 @@ func overrideFlags(fs *flag.FlagSet) func() compile.Overrides {
 func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 	fs := newFlagSet("compile", env.stderr)
 	asJSON := fs.Bool("json", false, "print the compiled graph as JSON, as `dataform compile --json` does")
+	dot := fs.Bool("dot", false, "print the compiled graph in Graphviz dot, as `dataform compile --dot` does")
+	watch := fs.Bool("watch", false, "compile and print again whenever a file of the project changes, until interrupted")
 	timeout := fs.String("timeout", "", "time allowed for compilation, e.g. 30s, 2m (default 60s, as the CLI)")
-	quiet := fs.Bool("quiet", false, "print counts only")
+	quiet := fs.Bool("quiet", false, "less output: counts instead of lists, errors without their stacks")
+	verbose := fs.Bool("verbose", false, "say which @dataform/core and engine compile the project (on stderr)")
+	var outActions, outTags listFlag
+	fs.Var(&outActions, "output-actions", "print only these `actions` (name or database.schema.name; comma-separated, or one per argument)")
+	fs.Var(&outTags, "output-tags", "print only the actions that have one of these `tags`")
+	includeDeps := fs.Bool("output-include-deps", false, "with --output-actions or --output-tags: also print the selected actions' dependencies")
+	includeDependents := fs.Bool("output-include-dependents", false, "with --output-actions or --output-tags: also print the selected actions' dependents (downstream)")
+	showVersion := fs.Bool("version", false, "print dfd's version")
 	engineName := fs.String("engine", engineAuto, "JavaScript engine: goja (in process), node (a Node.js ≥ 20 worker, sandboxed; faster on large projects), "+
 		"or auto (node for projects of "+fmt.Sprint(daemon.DefaultNodeMinFiles)+" source files or more when node is installed, else goja)")
 	memoryLimit := byteSize(jit.DefaultMemoryLimit)
@@ -56,28 +64,26 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd compile [DIR] [flags]")
-		fmt.Fprintln(env.stderr, "Compiles the Dataform project in DIR (default: the current directory).")
+		fmt.Fprintln(env.stderr, "Compiles the Dataform project in DIR (default: the current directory), as `dataform compile` does.")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseInterspersed(fs, expandArrayFlags(args, "output-actions", "output-tags"))
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
+	if *showVersion {
+		return runVersion(ctx, env, nil)
+	}
 	if len(pos) > 1 {
 		fmt.Fprintf(env.stderr, "dfd compile: one project directory expected, got %d\n", len(pos))
 		return 2
 	}
-	dir := "."
+	dirArg := "."
 	if len(pos) == 1 {
-		dir = pos[0]
-	}
-	o := overrides()
-	if o.SchemaSuffix != "" && !validSchemaSuffix(o.SchemaSuffix) {
-		fmt.Fprintln(env.stderr, "dfd compile: --schema-suffix should contain only alphanumeric characters and/or underscores.")
-		return 2
+		dirArg = pos[0]
 	}
 	var d time.Duration
 	if *timeout != "" {
@@ -86,41 +92,111 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 			return 2
 		}
 	}
-
 	if memoryLimit != 0 && memoryLimit < minMemoryLimit {
 		fmt.Fprintf(env.stderr, "dfd compile: --memory-limit: %s is below the smallest ceiling, %s (0: none)\n", memoryLimit, byteSize(minMemoryLimit))
 		return 2
 	}
-
 	if *engineName != engineGoja && *engineName != engineNode && *engineName != engineAuto {
 		fmt.Fprintf(env.stderr, "dfd compile: --engine: %q is not an engine (goja, node, auto)\n", *engineName)
 		return 2
 	}
 
-	_, res, err := compileDirWith(ctx, env, dir, compile.Options{Overrides: o, Timeout: d, Log: logTo(env.stderr), MemoryLimit: int64(memoryLimit)}, *engineName)
+	// The CLI's checks of its arguments, in its order, with its messages.
+	out := newCLIOut(env)
+	dir, err := project.CLIProjectDir(dirArg)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "dfd compile: %v\n", err)
+		out.fatal(err)
 		return 1
 	}
-	if *asJSON {
-		out, err := graphjson.Marshal((&dataformpb.CompiledGraph{}).ProtoReflect().Descriptor(), res.GraphWire)
+	o := overrides()
+	for _, c := range []struct {
+		bad bool
+		msg string
+	}{
+		{*asJSON && *dot, "Arguments --json and --dot are mutually exclusive."},
+		{*includeDeps && !outActions.given && !outTags.given, "The --output-include-deps flag should only be supplied along with --output-actions or --output-tags."},
+		{*includeDependents && !outActions.given && !outTags.given, "The --output-include-dependents flag should only be supplied along with --output-actions or --output-tags."},
+		{*quiet && *verbose, "Arguments --verbose and --quiet are mutually exclusive."},
+		{o.SchemaSuffix != "" && !validSchemaSuffix(o.SchemaSuffix), "--schema-suffix should contain only alphanumeric characters and/or underscores."},
+	} {
+		if c.bad {
+			out.fatal(errors.New(c.msg))
+			return 1
+		}
+	}
+
+	format := formatSummary
+	switch {
+	case *asJSON:
+		format = formatJSON
+	case *dot:
+		format = formatDot
+	}
+	sel := outputSelection{actions: outActions.values, tags: outTags.values, includeDeps: *includeDeps, includeDepsOf: *includeDependents}
+	opts := compile.Options{Overrides: o, Timeout: d, Log: logTo(env.stderr), MemoryLimit: int64(memoryLimit)}
+	// compileAndPrint reports whether the graph had compilation errors, and
+	// whether the compile failed altogether (the error is printed).
+	compileAndPrint := func() (hadErrors, failed bool) {
+		if format == formatSummary {
+			out.print("Compiling...\n")
+		}
+		res, err := compileForCLI(ctx, env, dir, opts, *engineName, *verbose)
+		if err == nil {
+			hadErrors, err = printCompiled(out, res, format, *quiet, sel, interactiveStdout(env))
+		}
 		if err != nil {
-			fmt.Fprintf(env.stderr, "dfd compile: printing the graph: %v\n", err)
+			if ctx.Err() == nil { // else interrupted (--watch): nothing to say
+				out.fatal(err)
+			}
+			return false, true
+		}
+		return hadErrors, false
+	}
+	hadErrors, failed := compileAndPrint()
+	if failed || !*watch {
+		if failed || hadErrors {
 			return 1
 		}
-		// The CLI writes JSON.stringify(…) + "\n" through a line writer that
-		// adds another "\n"; a drop-in keeps that blank line.
-		if _, err := env.stdout.Write(append(out, '\n')); err != nil {
-			return 1
+		return 0
+	}
+	return watchProject(ctx, out, dir, func() { compileAndPrint() })
+}
+
+// compileForCLI compiles the project in dir (as the CLI's compile would
+// find it) for `dfd compile`: with the CLI's checks of the project and of
+// its core first.
+func compileForCLI(ctx context.Context, env *cmdEnv, dir string, opts compile.Options, engineName string, verbose bool) (*compile.Result, error) {
+	p, err := project.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := project.CheckForCLI(dir, p); err != nil {
+		return nil, err
+	}
+	core, err := resolveCore(ctx, env, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := compile.CheckCLICore(core); err != nil {
+		return nil, err
+	}
+	if verbose && core.FromCache {
+		// The CLI says how it set up the core of a dataformCoreVersion
+		// project (a copy of the project, npm there); dfd's equivalent is
+		// its cache, installed into once.
+		how := "installed there before"
+		if core.Installed {
+			how = "installed there now"
 		}
-	} else {
-		printSummary(env.stdout, res.Graph, *quiet)
+		fmt.Fprintf(env.stderr, "Using isolated environment for @dataform/core@%s\n", core.Version)
+		fmt.Fprintf(env.stderr, "Using dfd's cache, not a copy of the project: %s (%s)\n", core.Dir, how)
 	}
-	if errs := res.Errors(); len(errs) > 0 {
-		printErrors(env.stderr, errs)
-		return 1
+	start := time.Now()
+	res, used, err := compileWith(ctx, env, p, core, opts, engineName)
+	if verbose && core.FromCache && err == nil {
+		fmt.Fprintf(env.stderr, "Compiled on the %s engine in %dms\n", used, time.Since(start).Milliseconds())
 	}
-	return 0
+	return res, err
 }
 
 // minMemoryLimit is the smallest --memory-limit: core's bundle alone needs
@@ -134,24 +210,33 @@ const (
 	engineAuto = daemon.EngineAuto
 )
 
-// compileDir opens the project in dir, resolves its core and compiles it.
+// compileDir opens the project in dir, resolves its core and compiles it
+// (on goja).
 func compileDir(ctx context.Context, env *cmdEnv, dir string, opts compile.Options) (*project.Project, *compile.Result, error) {
-	return compileDirWith(ctx, env, dir, opts, engineGoja)
-}
-
-// compileDirWith is compileDir with the engine named by --engine.
-func compileDirWith(ctx context.Context, env *cmdEnv, dir string, opts compile.Options, engineName string) (*project.Project, *compile.Result, error) {
 	p, err := project.Open(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	resolver := &project.CoreResolver{Log: func(format string, args ...any) {
-		fmt.Fprintf(env.stderr, format+"\n", args...)
-	}}
-	core, err := resolver.Resolve(ctx, p)
+	core, err := resolveCore(ctx, env, p)
 	if err != nil {
 		return nil, nil, err
 	}
+	res, _, err := compileWith(ctx, env, p, core, opts, engineGoja)
+	return p, res, err
+}
+
+// resolveCore finds (installing it if need be) the core p compiles with;
+// progress goes to stderr.
+func resolveCore(ctx context.Context, env *cmdEnv, p *project.Project) (*project.Core, error) {
+	resolver := &project.CoreResolver{Log: func(format string, args ...any) {
+		fmt.Fprintf(env.stderr, format+"\n", args...)
+	}}
+	return resolver.Resolve(ctx, p)
+}
+
+// compileWith compiles p with core on the engine named by --engine, and
+// says which engine that was.
+func compileWith(ctx context.Context, env *cmdEnv, p *project.Project, core *project.Core, opts compile.Options, engineName string) (*compile.Result, string, error) {
 	if engineName == engineAuto {
 		engineName = engineGoja
 		if opts.FilePaths == nil {
@@ -166,7 +251,7 @@ func compileDirWith(ctx context.Context, env *cmdEnv, dir string, opts compile.O
 	}
 	if engineName == engineNode {
 		res, err := compileWithNode(ctx, env, p, core, opts)
-		return p, res, err
+		return res, engineName, err
 	}
 	if opts.MemoryLimit > 0 {
 		// The compile runs in this process: give it the collector settings
@@ -174,7 +259,7 @@ func compileDirWith(ctx context.Context, env *cmdEnv, dir string, opts compile.O
 		heapwatch.SetLimits(jit.DefaultGCPercent, jit.DefaultSoftMemoryLimit, opts.MemoryLimit)
 	}
 	res, err := compile.Run(ctx, p, core, opts)
-	return p, res, err
+	return res, engineName, err
 }
 
 // compileWithNode compiles p on one Node.js worker (package jit/nodeworker)
@@ -320,9 +405,8 @@ func paint(w io.Writer, code int, s string) string {
 }
 
 const (
-	red   = 91
-	green = 32
-	cyan  = 36
+	red  = 91
+	cyan = 36
 )
 
 func printErrors(w io.Writer, errs []*dataformpb.CompilationError) {
@@ -331,44 +415,4 @@ func printErrors(w io.Writer, errs []*dataformpb.CompilationError) {
 	for _, e := range errs {
 		fmt.Fprintf(w, "  %s: %s\n", paint(w, cyan, e.GetFileName()), paint(w, red, e.GetMessage()))
 	}
-}
-
-func printSummary(w io.Writer, g *dataformpb.CompiledGraph, quiet bool) {
-	n := len(g.GetTables()) + len(g.GetAssertions()) + len(g.GetOperations())
-	fmt.Fprintln(w, paint(w, green, fmt.Sprintf("Compiled %d action(s).", n)))
-	section := func(count int, what string, lines func(func(string))) {
-		if count == 0 {
-			return
-		}
-		if quiet {
-			fmt.Fprintf(w, "%d %s.\n", count, what)
-			return
-		}
-		fmt.Fprintf(w, "%d %s:\n", count, what)
-		lines(func(s string) { fmt.Fprintf(w, "  %s\n", s) })
-	}
-	target := func(t *dataformpb.Target) string {
-		return paint(w, cyan, t.GetSchema()+"."+t.GetName())
-	}
-	disabled := func(d bool) string {
-		if d {
-			return " [disabled]"
-		}
-		return ""
-	}
-	section(len(g.GetTables()), "dataset(s)", func(p func(string)) {
-		for _, t := range g.GetTables() {
-			p(fmt.Sprintf("%s [%s]%s", target(t.GetTarget()), strings.ToLower(t.GetEnumType().String()), disabled(t.GetDisabled())))
-		}
-	})
-	section(len(g.GetAssertions()), "assertion(s)", func(p func(string)) {
-		for _, a := range g.GetAssertions() {
-			p(target(a.GetTarget()) + disabled(a.GetDisabled()))
-		}
-	})
-	section(len(g.GetOperations()), "operation(s)", func(p func(string)) {
-		for _, o := range g.GetOperations() {
-			p(target(o.GetTarget()) + disabled(o.GetDisabled()))
-		}
-	})
 }

@@ -32,7 +32,7 @@ func TestCompileBadProjects(t *testing.T) {
 		{
 			name:  "no core installed",
 			files: map[string]string{"workflow_settings.yaml": testSettings, "definitions/a.sqlx": "select 1"},
-			want:  []string{"@dataform/core", "dataformCoreVersion"},
+			want:  []string{"dataformCoreVersion must be specified either in workflow_settings.yaml or via a package.json"},
 		},
 		{
 			name:  "a core version that cannot be installed",
@@ -75,11 +75,12 @@ func TestCompileBadProjects(t *testing.T) {
 }
 
 func TestCompileSummaryAndErrors(t *testing.T) {
-	dir := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+	dir := cliProject(t, map[string]string{
 		"workflow_settings.yaml": testSettings,
 		"definitions/ok.sqlx":    "config { type: 'table' }\nselect 1 as id",
 		"definitions/bad.js":     "throw new Error('broken on purpose');",
 	})
+	t.Setenv("NO_COLOR", "1")
 	res := runDFD(t, "compile", dir)
 	if res.code != 1 {
 		t.Errorf("exit status %d, want 1", res.code)
@@ -87,13 +88,13 @@ func TestCompileSummaryAndErrors(t *testing.T) {
 	if !strings.Contains(string(res.stdout), "Compiled 1 action(s).") || !strings.Contains(string(res.stdout), "ds.ok [table]") {
 		t.Errorf("summary:\n%s", res.stdout)
 	}
-	if !strings.Contains(string(res.stderr), "definitions/bad.js: broken on purpose") {
+	if !strings.Contains(string(res.stderr), "definitions/bad.js: Error: broken on purpose\n    at CallSite {}") {
 		t.Errorf("stderr:\n%s", res.stderr)
 	}
 }
 
 func TestCompileFlags(t *testing.T) {
-	dir := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+	dir := cliProject(t, map[string]string{
 		"workflow_settings.yaml": testSettings,
 		"definitions/ok.sqlx":    "config { type: 'table' }\nselect '${dataform.projectConfig.vars.region}' as r",
 	})
@@ -110,8 +111,8 @@ func TestCompileFlags(t *testing.T) {
 	if res := runDFD(t, "compile", filepath.Join(dir, "nope")); res.code != 1 {
 		t.Errorf("missing dir: exit %d", res.code)
 	}
-	if res := runDFD(t, "compile", "--schema-suffix=bad-suffix"); res.code != 2 {
-		t.Errorf("bad --schema-suffix: exit %d, want 2", res.code)
+	if res := runDFD(t, "compile", "--schema-suffix=bad-suffix"); res.code != 1 {
+		t.Errorf("bad --schema-suffix: exit %d, want 1 (as the CLI)", res.code)
 	}
 	if res := runDFD(t, "compile", "--timeout=soon"); res.code != 2 {
 		t.Errorf("bad --timeout: exit %d, want 2", res.code)
@@ -161,7 +162,7 @@ func needNode(t *testing.T) {
 // Node.js engine used to reach V8's default of several GB and then print a
 // native stack trace).
 func TestCompileMemoryLimit(t *testing.T) {
-	dir := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+	dir := cliProject(t, map[string]string{
 		"workflow_settings.yaml": testSettings,
 		"definitions/ok.sqlx":    "config { type: 'table' }\nselect 1 as id",
 		"definitions/grow.js":    "const a = [];\nfor (let i = 0; ; i++) a.push({ i, s: 'x' + i });\n",
@@ -192,7 +193,7 @@ func TestCompileMemoryLimit(t *testing.T) {
 		})
 	}
 	// A project within the ceiling compiles as before.
-	ok := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+	ok := cliProject(t, map[string]string{
 		"workflow_settings.yaml": testSettings,
 		"definitions/ok.sqlx":    "config { type: 'table' }\nselect 1 as id",
 	})

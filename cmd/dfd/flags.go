@@ -66,3 +66,59 @@ func (b *byteSize) Set(s string) error {
 	*b = byteSize(n << sh)
 	return nil
 }
+
+// listFlag is a yargs "array" option with the CLI's splitCommas coercion:
+// every value given, split at commas. given reports the flag was used at
+// all (yargs' `[]` is truthy), even with no values.
+type listFlag struct {
+	values []string
+	given  bool
+}
+
+func (l *listFlag) String() string { return strings.Join(l.values, ",") }
+
+func (l *listFlag) Set(s string) error {
+	l.given = true
+	if s != arrayFlagNoValue && s != "" {
+		l.values = append(l.values, strings.Split(s, ",")...)
+	}
+	return nil
+}
+
+// arrayFlagNoValue stands for an array flag given without any value.
+const arrayFlagNoValue = "\x00"
+
+// expandArrayFlags rewrites yargs' array syntax, `--name a b c` (every
+// following argument up to the next one that starts with "-"), into
+// `--name=a --name=b --name=c` for the flag package; `--name=a,b` passes
+// as it is. A positional argument after such a flag is one of its values,
+// as in the CLI.
+func expandArrayFlags(args []string, names ...string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name := ""
+		for _, n := range names {
+			if a == "--"+n || a == "-"+n {
+				name = n
+			}
+		}
+		if name == "" {
+			out = append(out, a)
+			continue
+		}
+		n := 0
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			i++
+			n++
+			out = append(out, "--"+name+"="+args[i])
+		}
+		if n == 0 {
+			out = append(out, "--"+name+"="+arrayFlagNoValue)
+		}
+	}
+	return out
+}
