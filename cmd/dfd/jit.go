@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/dfdtools/dfd/adapters"
@@ -127,20 +126,25 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 		source = snapshot
 	} else {
-		backend, err := connect.Open(ctx, connect.Config{
-			Config: credentials.Config{
-				Endpoint: *endpoint, CredentialsFile: *credsFile, ProjectDir: proj.Root,
-				DefaultProject: proj.Settings.DefaultProject, DefaultLocation: proj.Settings.DefaultLocation,
-				Getenv: env.getenv,
-			},
-			Log: func(format string, args ...any) { fmt.Fprintf(env.stderr, "warning: "+format+"\n", args...) },
-		})
-		if err != nil {
-			fmt.Fprintf(env.stderr, "dfd jit: connecting to BigQuery: %v\n(pass --metadata FILE to preview offline from a snapshot; see the README)\n", err)
-			return 1
-		}
-		defer backend.Close()
-		source = backend.Cache
+		// BigQuery is opened on the JiT code's first database call: code
+		// that makes none previews without credentials.
+		bq := &lazyBigQuery{open: func(ctx context.Context) (*connect.Backend, error) {
+			backend, err := connect.Open(ctx, connect.Config{
+				Config: credentials.Config{
+					Endpoint: *endpoint, CredentialsFile: *credsFile, ProjectDir: proj.Root,
+					DefaultProject: proj.Settings.DefaultProject, DefaultLocation: proj.Settings.DefaultLocation,
+					Getenv: env.getenv,
+				},
+				Log: func(format string, args ...any) { fmt.Fprintf(env.stderr, "warning: "+format+"\n", args...) },
+			})
+			if err != nil {
+				err = fmt.Errorf("connecting to BigQuery: %w\n(pass --metadata FILE to preview offline from a snapshot; see the README)", err)
+				fmt.Fprintf(env.stderr, "dfd jit: %v\n", err)
+			}
+			return backend, err
+		}}
+		defer bq.Close()
+		source = bq
 	}
 	if *maxBytes < 0 {
 		fmt.Fprintln(env.stderr, "dfd jit: --max-bytes-billed must not be negative (0: the default cap; --unlimited-bytes-billed: none)")
@@ -177,12 +181,12 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 		return 1
 	}
 	if *asJSON {
-		b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(&resp)
+		b, err := jitJSON(&resp)
 		if err != nil {
 			fmt.Fprintf(env.stderr, "dfd jit: %v\n", err)
 			return 1
 		}
-		fmt.Fprintln(env.stdout, string(b))
+		_, _ = env.stdout.Write(b)
 	} else {
 		printJitSQL(env.stdout, &resp)
 	}

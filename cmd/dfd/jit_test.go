@@ -83,7 +83,7 @@ func TestJitCommandErrors(t *testing.T) {
 		{"no action flag", []string{"jit", dir}, 2, "--action"},
 		{"unknown action", []string{"jit", dir, "--action", "nope", "--metadata", snapshotPath()}, 1, "nope"},
 		{"AoT action", []string{"jit", dir, "--action", "top_countries", "--metadata", snapshotPath()}, 1, "ahead of time"},
-		{"no metadata and no BigQuery credentials", []string{"jit", dir, "--action", "daily_clicks", "--credentials", filepath.Join(dir, "no-such-key.json")}, 1, "--metadata"},
+		{"no metadata and no BigQuery credentials", []string{"jit", dir, "--action", "drop_stale_scratch_tables", "--credentials", filepath.Join(dir, "no-such-key.json")}, 1, "--metadata"},
 		{"missing snapshot", []string{"jit", dir, "--action", "daily_clicks", "--metadata", filepath.Join(dir, "none.json")}, 1, "none.json"},
 		{"JiT code fails", []string{"jit", dir, "--action", "drop_stale_scratch_tables", "--metadata", snapshotPath()}, 1, "executionId"},
 	}
