@@ -38,6 +38,7 @@ func commands() []command {
 		{"check", "Analyse every action's SQL with GoogleSQL, BigQuery's analyzer: unknown columns and tables, type errors (for CI)", runCheck},
 		{"compile", "Compile a Dataform project; --json prints the graph like `dataform compile --json`", runCompile},
 		{"jit", "Preview the SQL a JiT action produces (runs its jitCode under the preview policy)", runJit},
+		{"lineage", "Column-level lineage of an action: each column's direct inputs and its warehouse origins", runLineage},
 		{"metadata", "BigQuery metadata: snapshot (offline file), refresh, status, clear the cache", runMetadata},
 		{"serve", "Run the Dataform language server (LSP) on stdin/stdout", runServe},
 		{"version", "Print dfd's version", runVersion},
@@ -62,7 +63,7 @@ func run(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			if c.name == "compile" || c.name == "jit" || c.name == "check" {
+			if c.name == "compile" || c.name == "jit" || c.name == "check" || c.name == "lineage" {
 				engine.SetTranspileCacheDir(transpileCacheDir(env))
 			}
 			return c.run(ctx, env, args[1:])
