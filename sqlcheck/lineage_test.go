@@ -2,6 +2,7 @@ package sqlcheck
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -233,4 +234,38 @@ func TestOriginsCycle(t *testing.T) {
 	if len(why) != 1 || !strings.Contains(why[0], "loops back to p.d.x.a") {
 		t.Errorf("unresolved %q, want the loop named", why)
 	}
+}
+
+// BenchmarkCheckLineage is a cold check of the benchmark project with and
+// without lineage, and the origins of every column of the last action
+// (the deepest chains): what `dfd lineage` adds to `dfd check`.
+func BenchmarkCheckLineage(b *testing.B) {
+	g, md := benchGraph(400, 1)
+	opts := benchOptions(b, md)
+	for _, lineage := range []bool{false, true} {
+		b.Run(fmt.Sprintf("actions=400/lineage=%v", lineage), func(b *testing.B) {
+			opts.Lineage = lineage
+			for b.Loop() {
+				res, err := Check(context.Background(), g, opts)
+				if err != nil || (lineage && len(res.Lineage) != len(res.Schemas)) {
+					b.Fatalf("%v: lineage of %d of %d", err, len(res.Lineage), len(res.Schemas))
+				}
+			}
+		})
+	}
+	opts.Lineage = true
+	res, err := Check(context.Background(), g, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	last := g.Tables[len(g.Tables)-1].GetTarget()
+	target := last.GetDatabase() + "." + last.GetSchema() + "." + last.GetName()
+	b.Run("origins-of-one-action", func(b *testing.B) {
+		for b.Loop() {
+			cols, _, ok := res.ActionLineage(target)
+			if !ok || len(cols) == 0 || len(cols[0].Origins) == 0 {
+				b.Fatalf("%s: %v %+v", target, ok, cols)
+			}
+		}
+	})
 }
