@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"container/list"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -23,58 +25,132 @@ type Bundle struct {
 	digest  string        // of the bundle's bytes: keys the transpile cache
 }
 
+// bundleKey is what a bundle.js on disk is as far as its stat says.
 type bundleKey struct {
 	path    string
 	size    int64
 	modTime int64
 }
 
+// The compiled bundles are shared by content: every copy of one core
+// (each project's node_modules, dfd's cache) is one program. Keyed by path
+// instead, every project copy kept a program of ≈7 MiB (measured) for the
+// life of the process: a heap that only grew in a process that compiles
+// many project copies in process (the cmd/dfd test binary, whose
+// real-project compiles then crossed goja's 1 GiB ceiling although one
+// needs ≈170 MiB) or a daemon that sees many projects.
 var bundles struct {
-	mu sync.Mutex // guards m
-	m  map[bundleKey]*bundleEntry
+	mu    sync.Mutex               // guards the fields below
+	files map[bundleKey]string     // a file's content key (see contentKey), by its stat
+	m     map[string]*list.Element // content key → element of lru holding a *bundleEntry
+	lru   list.List                // most recently used first
 }
 
+// maxBundles is how many distinct cores keep their compiled program: a
+// process meets few (a daemon, the cores of its projects' node_modules and
+// dfd's cache); one evicted is compiled again on next use (≈100 ms).
+const maxBundles = 8
+
+// maxBundleFiles bounds the stat → content map (small entries, but one per
+// project copy ever loaded).
+const maxBundleFiles = 4096
+
 type bundleEntry struct {
+	key  string
 	once sync.Once
 	b    *Bundle
 	err  error
 }
 
-// LoadBundle returns the compiled bundle at path, compiling it on first use.
-// version is core's version (from its package.json); it selects the fixes
-// that old cores need.
+// contentKey identifies what compiling src for version gives: the version
+// selects the patches old cores need.
+func contentKey(version string, src []byte) string {
+	sum := sha256.Sum256(src)
+	return version + ":" + hex.EncodeToString(sum[:])
+}
+
+// LoadBundle returns the compiled bundle at path, compiling it on first use
+// of its content. version is core's version (from its package.json); it
+// selects the fixes that old cores need. The Bundle's Path is path, whoever
+// compiled the program first.
 func LoadBundle(path, version string) (*Bundle, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("loading @dataform/core: %w", err)
 	}
-	key := bundleKey{path, fi.Size(), fi.ModTime().UnixNano()}
+	fk := bundleKey{path, fi.Size(), fi.ModTime().UnixNano()}
 	bundles.mu.Lock()
-	if bundles.m == nil {
-		bundles.m = map[bundleKey]*bundleEntry{}
-	}
-	e, ok := bundles.m[key]
-	if !ok {
-		e = &bundleEntry{}
-		bundles.m[key] = e
-	}
+	key, known := bundles.files[fk]
 	bundles.mu.Unlock()
-	e.once.Do(func() { e.b, e.err = compileBundle(path, version) })
-	return e.b, e.err
+	var src []byte
+	if !known || !strings.HasPrefix(key, version+":") {
+		if src, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("loading @dataform/core: %w", err)
+		}
+		key = contentKey(version, src)
+	}
+	bundles.mu.Lock()
+	if bundles.files == nil || len(bundles.files) >= maxBundleFiles {
+		bundles.files = map[bundleKey]string{}
+	}
+	bundles.files[fk] = key
+	if bundles.m == nil {
+		bundles.m = map[string]*list.Element{}
+	}
+	el, ok := bundles.m[key]
+	if ok {
+		bundles.lru.MoveToFront(el)
+	} else {
+		el = bundles.lru.PushFront(&bundleEntry{key: key})
+		bundles.m[key] = el
+		for bundles.lru.Len() > maxBundles {
+			old := bundles.lru.Back()
+			bundles.lru.Remove(old)
+			delete(bundles.m, old.Value.(*bundleEntry).key)
+		}
+	}
+	e := el.Value.(*bundleEntry)
+	bundles.mu.Unlock()
+	e.once.Do(func() {
+		if src == nil {
+			// Known by its stat, but evicted or first asked for by
+			// another path with the same stat key: read it now.
+			if src, e.err = os.ReadFile(path); e.err != nil {
+				e.err = fmt.Errorf("loading @dataform/core: %w", e.err)
+				return
+			}
+		}
+		e.b, e.err = compileBundleSource(path, version, src, true)
+	})
+	if e.err != nil {
+		var be *BundleError
+		if errors.As(e.err, &be) && be.Path != path {
+			// The same damaged content elsewhere: name this file.
+			c := *be
+			c.Path = path
+			return nil, &c
+		}
+		return nil, e.err
+	}
+	b := *e.b
+	b.Path = path
+	return &b, nil
 }
 
-func compileBundle(path, version string) (*Bundle, error) {
-	return compileBundleNatives(path, version, true)
-}
-
-// compileBundleNatives is compileBundle, with or without (for tests that
-// compare the two) the patches that hand work with a JavaScript fallback to
-// Go: SQLX (sqlx.go) and protobufjs's UTF-8 encoder (utf8write.go).
+// compileBundleNatives compiles the bundle at path as LoadBundle does,
+// with or without (for tests that compare the two) the patches that hand
+// work with a JavaScript fallback to Go: SQLX (sqlx.go) and protobufjs's
+// UTF-8 encoder (utf8write.go).
 func compileBundleNatives(path, version string, natives bool) (*Bundle, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("loading @dataform/core: %w", err)
 	}
+	return compileBundleSource(path, version, src, natives)
+}
+
+// compileBundleSource is compileBundleNatives of src, read from path.
+func compileBundleSource(path, version string, src []byte, natives bool) (*Bundle, error) {
 	code := string(src)
 	if versionLess(version, "3.0.57") {
 		code = patchOldCallerFile(code)
@@ -92,8 +168,7 @@ func compileBundleNatives(path, version string, natives bool) (*Bundle, error) {
 	if err != nil {
 		return nil, &BundleError{Path: path, Version: version, Err: err}
 	}
-	sum := sha256.Sum256(src)
-	digest := version + ":" + hex.EncodeToString(sum[:])
+	digest := contentKey(version, src)
 	if sqlx != SQLXInCore {
 		// Go's lexer follows JavaScript where goja's regexps do not (see
 		// gojaRegexpsDiffer): results cached from core's own lexer in goja
