@@ -85,6 +85,9 @@ type openProject struct {
 	bqMu sync.Mutex
 	bq   *bqConn
 
+	// sql is the project's SQL analysis (sqlcheck.go).
+	sql sqlState
+
 	// jitMem remembers the metadata reads of each action's last JiT
 	// preview (prefetch.go).
 	jitMem jitMemory
@@ -259,7 +262,9 @@ func (op *openProject) Compile(ctx context.Context, req workspace.CompileRequest
 	if err != nil {
 		return nil, err
 	}
-	diags := mapErrors(root, op.p.SettingsFile, res.Errors(), reader(root, req.Overlays))
+	read := reader(root, req.Overlays)
+	diags := mapErrors(root, op.p.SettingsFile, res.Errors(), read, res.Graph)
+	diags = append(diags, jitFreeNameDiagnostics(root, res.Graph, paths, read)...)
 	return &workspace.CompileResult{
 		CoreVersion: op.core.Version,
 		Actions:     actionsOf(res.Graph),
@@ -295,20 +300,29 @@ func (op *openProject) Check(ctx context.Context, req workspace.CheckRequest) []
 		return nil
 	}
 	ms := op.metadataSource()
-	if ms.adapter == nil {
-		return nil
-	}
 	root := op.p.Root
-	budget := time.Second
-	if ms.kind == SourceBigQuery {
-		budget = 3 * time.Second
+	var diags []workspace.Diagnostic
+	var jitSQL map[string]*dataformpb.JitCompilationResponse
+	if ms.adapter != nil {
+		budget := time.Second
+		if ms.kind == SourceBigQuery {
+			budget = 3 * time.Second
+		}
+		if h.errors == 0 {
+			op.b.prefetch(ms.bq, root, h.graph)
+		}
+		diags = missingTables(ctx, root, h.graph, ms, reader(root, req.Overlays), budget)
+		if h.errors == 0 {
+			var jd []workspace.Diagnostic
+			jd, jitSQL = op.jitDiagnostics(ctx, ms, h.graph, h.wire, req.Overlays)
+			diags = append(diags, jd...)
+		}
 	}
-	if h.errors == 0 {
-		op.b.prefetch(ms.bq, root, h.graph)
-	}
-	diags := missingTables(ctx, root, h.graph, ms, reader(root, req.Overlays), budget)
-	if h.errors == 0 {
-		diags = append(diags, op.jitDiagnostics(ctx, ms, h.graph, h.wire, req.Overlays)...)
+	// The SQL is analysed only in a graph without compile errors: core
+	// leaves broken actions out, and their readers would be checked
+	// against tables that are missing only for now.
+	if h.errors == 0 && ctx.Err() == nil && op.b.currentSettings().SQLCheck {
+		diags = append(diags, op.sqlDiagnostics(ctx, ms, h, req.Overlays, jitSQL)...)
 	}
 	return diags
 }

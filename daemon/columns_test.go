@@ -112,7 +112,8 @@ func TestMissingTableWarning(t *testing.T) {
 	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd.metadata.snapshot": snapshot})})
 	s.init(t, root)
 	path := filepath.Join(root, "definitions", "report.sqlx")
-	ds := s.awaitDiags(t, path, "missing table warning", func(ds []protocol.Diagnostic) bool { return len(ds) > 0 })
+	ds := s.awaitDiags(t, path, "missing table warning", func(ds []protocol.Diagnostic) bool { return len(withoutSQLHints(ds)) > 0 })
+	ds = withoutSQLHints(ds) // the unfinished "SELECT c." is not analysed, and says so
 	if len(ds) != 1 || ds[0].Severity != protocol.DiagnosticSeverityWarning || rangeText(t, path, ds[0].Range) != `ref("later")` ||
 		!hasMessage(ds, "table acme-collector.landing.later does not exist in BigQuery (per metadata offline snapshot "+snapshot+")") {
 		t.Fatalf("diagnostics: %q %+v", messages(ds), ds)
@@ -133,5 +134,5 @@ func TestMissingTableWarning(t *testing.T) {
 	if err := s.ed.Save(s.ctx, path); err != nil {
 		t.Fatal(err)
 	}
-	s.awaitDiags(t, path, "no warning", func(ds []protocol.Diagnostic) bool { return ds != nil && len(ds) == 0 })
+	s.awaitDiags(t, path, "no warning", func(ds []protocol.Diagnostic) bool { return ds != nil && len(withoutSQLHints(ds)) == 0 })
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -54,13 +55,31 @@ const modulePrefixLen = len("(function (exports, require, module, __filename, __
 
 type fileReader func(rel string) ([]byte, bool)
 
-// mapErrors turns core's compilation errors into diagnostics.
-func mapErrors(root, settingsRel string, errs []*dataformpb.CompilationError, read fileReader) []workspace.Diagnostic {
+// mapErrors turns core's compilation errors into diagnostics. Errors
+// about the graph are placed where each action involved says so (graph.go
+// ...): a cycle on every file of the cycle, a dependency that does not
+// resolve on each ref and dependencies entry naming it, an ambiguous name
+// core could not attribute on the definitions that share it. What core
+// says twice about one place (an unresolvable ref is both "Could not
+// resolve" and "Missing dependency") is said once.
+func mapErrors(root, settingsRel string, errs []*dataformpb.CompilationError, read fileReader, g *dataformpb.CompiledGraph) []workspace.Diagnostic {
 	var out []workspace.Diagnostic
+	actions := actionsOf(g)
+	// Core leaves actions whose names collide out of the graph; their
+	// "Duplicate …" errors still say where they are.
 	for _, e := range errs {
+		if t := e.GetActionTarget(); t != nil && duplicateRE.MatchString(e.GetMessage()) {
+			actions = append(actions, &workspace.Action{Target: target(t), CanonicalTarget: target(t), File: path.Clean(filepath.ToSlash(e.GetFileName()))})
+		}
+	}
+	for _, e := range errs {
+		if ds := mapGraphError(root, e, read, actions); len(ds) > 0 {
+			out = append(out, ds...)
+			continue
+		}
 		out = append(out, mapError(root, settingsRel, e, read))
 	}
-	return out
+	return dedupe(out)
 }
 
 type jsPos struct{ line, col int } // 1-based, in the code that ran
@@ -132,6 +151,9 @@ func mapError(root, settingsRel string, e *dataformpb.CompilationError, read fil
 			off, ok = m.OffsetBytes(pos.line-1, max(col-1, 0)), true
 		}
 		if ok {
+			if tok := unexpectedTokenRE.FindStringSubmatch(msg); tok != nil {
+				off = atToken(text, off, tok[1])
+			}
 			line := m.LineOf(off)
 			// Prefer the mentioned name when it is on that line.
 			for _, n := range names {
@@ -200,6 +222,29 @@ func mapError(root, settingsRel string, e *dataformpb.CompilationError, read fil
 	return d
 }
 
+// unexpectedTokenRE is a syntax error about a token: goja's "Unexpected
+// token ," and V8's "Unexpected token ','".
+var unexpectedTokenRE = regexp.MustCompile(`^Unexpected token '?([^'\s]+)'?(?:\s|$)`)
+
+// atToken is where the token a syntax error is about starts, given the
+// position the engine reported: that position when the token is there,
+// else the token just before it (spaces between). goja reports some
+// unexpected tokens at the token after them — `description: "x",,` at the
+// next line's first key — where V8 reports the token itself.
+func atToken(text []byte, off int, tok string) int {
+	if off < 0 || off > len(text) || bytes.HasPrefix(text[off:], []byte(tok)) {
+		return off
+	}
+	i := off
+	for i > 0 && (text[i-1] == ' ' || text[i-1] == '\t' || text[i-1] == '\n' || text[i-1] == '\r') {
+		i--
+	}
+	if i >= len(tok) && bytes.Equal(text[i-len(tok):i], []byte(tok)) {
+		return i - len(tok)
+	}
+	return off
+}
+
 func withSpan(d workspace.Diagnostic, m *source.Mapper, sp source.Span) workspace.Diagnostic {
 	d.Line = m.LineOf(sp.Start)
 	d.Col = sp.Start - m.OffsetBytes(d.Line, 0)
@@ -249,6 +294,11 @@ func candidateNames(msg, own string) []string {
 	var out []string
 	var ownSeen bool
 	var found []string
+	if m := ambiguousRE.FindStringSubmatch(msg); m != nil {
+		if r, ok := parseResolvable(m[1]); ok {
+			found = append(found, r.Name)
+		}
+	}
 	for _, m := range jsonNameRE.FindAllStringSubmatch(msg, -1) {
 		found = append(found, m[1])
 	}

@@ -218,6 +218,19 @@ func messages(ds []protocol.Diagnostic) []string {
 	return out
 }
 
+// withoutSQLHints leaves out the SQL analysis's hints (statements it did
+// not analyse, and why), for tests about other diagnostics.
+func withoutSQLHints(ds []protocol.Diagnostic) []protocol.Diagnostic {
+	var out []protocol.Diagnostic
+	for _, d := range ds {
+		if d.Source == protocol.NewOptional("GoogleSQL") && d.Severity == protocol.DiagnosticSeverityHint {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
 func hasMessage(ds []protocol.Diagnostic, substr string) bool {
 	for _, d := range ds {
 		if strings.Contains(fakeeditor.Message(d), substr) {

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -11,10 +12,12 @@ import (
 
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/workspace"
+	"google.golang.org/protobuf/proto"
 )
 
 // Bounds of the JiT checks run after each compile (jitDiagnostics).
@@ -33,13 +36,18 @@ const (
 // database call are not reported — any recorded call failed, or was
 // answered as a dry run (no rows, where a real run has some): they are
 // what a preview is for. ctx is the compile's: a newer compile cancels it.
-func (op *openProject) jitDiagnostics(ctx context.Context, ms metaSource, g *dataformpb.CompiledGraph, wire []byte, overlays map[string][]byte) []workspace.Diagnostic {
+//
+// It also returns the responses of the JiT code that ran with every
+// database call answered for real (from the cache or a read-only query,
+// never a dry run's empty rows), by target: the SQL analysis checks those,
+// and only those, as the SQL a run would produce.
+func (op *openProject) jitDiagnostics(ctx context.Context, ms metaSource, g *dataformpb.CompiledGraph, wire []byte, overlays map[string][]byte) ([]workspace.Diagnostic, map[string]*dataformpb.JitCompilationResponse) {
 	root := op.p.Root
 	if ms.adapter == nil || g == nil || len(overlays) == 0 {
-		return nil
+		return nil, nil
 	}
 	type job struct {
-		file, name, full string
+		file, name, full, code string
 	}
 	var jobs []job
 	add := func(file string, t, canonical *dataformpb.Target, jit string) {
@@ -53,7 +61,7 @@ func (op *openProject) jitDiagnostics(ctx context.Context, ms metaSource, g *dat
 		if canonical != nil && canonical.GetName() != "" {
 			name = canonical.GetName()
 		}
-		jobs = append(jobs, job{file: file, name: name, full: adapters.TargetString(t)})
+		jobs = append(jobs, job{file: file, name: name, full: adapters.TargetString(t), code: jit})
 	}
 	for _, t := range g.GetTables() {
 		add(t.GetFileName(), t.GetTarget(), t.GetCanonicalTarget(), t.GetJitCode())
@@ -65,13 +73,14 @@ func (op *openProject) jitDiagnostics(ctx context.Context, ms metaSource, g *dat
 		add(a.GetFileName(), a.GetTarget(), a.GetCanonicalTarget(), a.GetJitCode())
 	}
 	if len(jobs) == 0 {
-		return nil
+		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, jitCheckBudget)
 	defer cancel()
 	var (
 		mu     sync.Mutex
 		out    []workspace.Diagnostic
+		ran    = map[string]*dataformpb.JitCompilationResponse{}
 		wg     sync.WaitGroup
 		sem    = make(chan struct{}, jitCheckConcurrency)
 		parent = ctx
@@ -88,11 +97,16 @@ func (op *openProject) jitDiagnostics(ctx context.Context, ms metaSource, g *dat
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			msg, failed := op.checkJit(parent, ms, g, wire, overlays, j.full)
+			resp, msg, stack, failed := op.checkJit(parent, ms, g, wire, overlays, j.full)
+			if resp != nil && parent.Err() == nil {
+				mu.Lock()
+				ran[j.full] = resp
+				mu.Unlock()
+			}
 			if !failed || parent.Err() != nil {
 				return
 			}
-			d := jitCodeDiagnostic(root, j.file, j.name, overlays[j.file])
+			d := jitFailureDiagnostic(root, j.file, j.name, j.code, stack, overlays[j.file])
 			d.Message = "JiT code of " + j.full + " failed: " + msg
 			mu.Lock()
 			out = append(out, d)
@@ -101,7 +115,7 @@ func (op *openProject) jitDiagnostics(ctx context.Context, ms metaSource, g *dat
 	}
 	wg.Wait()
 	if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
-		return nil // cancelled: the compile result is dropped anyway
+		return nil, nil // cancelled: the compile result is dropped anyway
 	}
 	sort.SliceStable(out, func(i, k int) bool {
 		if out[i].Path != out[k].Path {
@@ -109,27 +123,30 @@ func (op *openProject) jitDiagnostics(ctx context.Context, ms metaSource, g *dat
 		}
 		return out[i].Line < out[k].Line
 	})
-	return out
+	return out, ran
 }
 
 // checkJit runs one action's JiT code; failed reports a script error or
-// timeout that no failed database call may explain.
-func (op *openProject) checkJit(ctx context.Context, ms metaSource, g *dataformpb.CompiledGraph, wire []byte, overlays map[string][]byte, name string) (msg string, failed bool) {
+// timeout that no failed database call may explain, with its JavaScript
+// stack when it has one (in process and from workers alike). resp is the
+// code's response when it succeeded with every database call answered for
+// real.
+func (op *openProject) checkJit(ctx context.Context, ms metaSource, g *dataformpb.CompiledGraph, wire []byte, overlays map[string][]byte, name string) (resp *dataformpb.JitCompilationResponse, msg, stack string, failed bool) {
 	b := op.b
 	action, err := compile.FindAction(g, name)
 	if err != nil {
-		return "", false
+		return nil, "", "", false
 	}
 	jreq, err := compile.JitRequest(g, action, compile.JitOptions{
 		AllowDisabled: true,
 		ExecutionData: compile.PreviewExecutionData(action, time.Now()),
 	})
 	if err != nil {
-		return "", false
+		return nil, "", "", false
 	}
 	enc, err := compile.EncodeJitRequest(jreq, wire)
 	if err != nil {
-		return "", false
+		return nil, "", "", false
 	}
 	settings := b.currentSettings()
 	timeout := jitCheckTimeoutFor(settings)
@@ -139,7 +156,7 @@ func (op *openProject) checkJit(ctx context.Context, ms metaSource, g *dataformp
 	rpc := func(ctx context.Context, method string, req []byte) ([]byte, error) {
 		return adapters.Dispatch(ctx, rec, method, req)
 	}
-	_, err = op.runner.Jit(actx, rpc, jit.JitJob{
+	out, err := op.runner.Jit(actx, rpc, jit.JitJob{
 		Request: enc,
 		Overlay: overlays,
 		Timeout: timeout,
@@ -147,15 +164,68 @@ func (op *openProject) checkJit(ctx context.Context, ms metaSource, g *dataformp
 			b.log.Debug("jit check console."+level+": "+msg, "action", name)
 		},
 	})
-	if err == nil || ctx.Err() != nil {
-		return "", false
-	}
+	answered := true
 	for _, c := range rec.Calls() {
 		if c.Code != "" || c.Error != "" || c.DryRun {
-			return "", false // possibly caused by the database call
+			answered = false // a failure is possibly caused by the database call
 		}
 	}
-	return err.Error(), true
+	if ctx.Err() != nil {
+		return nil, "", "", false
+	}
+	if err == nil {
+		if !answered {
+			return nil, "", "", false
+		}
+		r := &dataformpb.JitCompilationResponse{}
+		if proto.Unmarshal(out, r) != nil {
+			return nil, "", "", false
+		}
+		return r, "", "", false
+	}
+	if !answered {
+		return nil, "", "", false
+	}
+	var se *engine.ScriptError
+	var we *jit.WorkerError
+	switch {
+	case errors.As(err, &se):
+		stack = se.Stack
+	case errors.As(err, &we):
+		stack = we.Stack
+	}
+	return nil, err.Error(), stack, true
+}
+
+// jitFailureDiagnostic is the Error of failed JiT code: on the line of the
+// code that threw (the first frame of stack in the code, found where the
+// code is written in text), else on the action's `.jitCode(`
+// (jitCodeDiagnostic).
+func jitFailureDiagnostic(root, file, name, code, stack string, text []byte) workspace.Diagnostic {
+	d := jitCodeDiagnostic(root, file, name, text)
+	off, ok := source.JitThrowOffset(stack, code)
+	if !ok || text == nil {
+		return d
+	}
+	offs := writtenAt(text, code, off, source.JitFunctionsAround(code, off))
+	if len(offs) == 0 {
+		return d
+	}
+	m := source.NewMapper(text)
+	at := offs[0]
+	if d.EndLine >= 0 { // the action's own code: the occurrence after its .jitCode(
+		call := m.OffsetBytes(d.Line, d.Col)
+		for _, o := range offs {
+			if o >= call {
+				at = o
+				break
+			}
+		}
+	}
+	d.Line = m.LineOf(at)
+	d.Col = at - m.OffsetBytes(d.Line, 0)
+	d.EndLine = -1
+	return d
 }
 
 var jitCodeCallRE = regexp.MustCompile(`\.\s*jitCode\s*\(`)

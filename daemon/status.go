@@ -211,6 +211,7 @@ func firstLine(s string) string {
 // (credentials may have been fixed).
 func (op *openProject) RefreshMetadata(ctx context.Context, graph any) (workspace.RefreshResult, error) {
 	b := op.b
+	op.sql.forgetWarehouse()
 	s := b.currentSettings()
 	kind := sourceKind(s)
 	res := workspace.RefreshResult{Source: kind}

@@ -23,7 +23,24 @@ import (
 //     in the background — work the project owns, which Close stops — so
 //     that the next hover has it; a connection being opened is not waited
 //     for either.
+//
+// A table the source does not have that is one of the project's actions
+// has the schema the last SQL check inferred (sqlcheck.go): columns of
+// tables that do not exist yet.
 func (op *openProject) TableMetadata(ctx context.Context, t workspace.Target) (*workspace.TableInfo, bool) {
+	if info, ok := op.warehouseTable(ctx, t); ok {
+		return info, true
+	}
+	// Not in the warehouse (or not known yet): the project's own action,
+	// with the schema the SQL analysis inferred.
+	if info := op.sql.inferredTable(t); info != nil {
+		return info, true
+	}
+	return nil, false
+}
+
+// warehouseTable is the table as the metadata source has it.
+func (op *openProject) warehouseTable(ctx context.Context, t workspace.Target) (*workspace.TableInfo, bool) {
 	s := op.b.currentSettings()
 	req := &dataformpb.GetTableRequest{Target: &dataformpb.Target{Database: t.Database, Schema: t.Schema, Name: t.Name}}
 	switch sourceKind(s) {

@@ -23,7 +23,7 @@ func TestRenameOutsideEditor(t *testing.T) {
 	s.awaitPreviewChanged(t, 0, "/shop")
 	st := s.ed.Snapshot()
 	if len(st.Registrations) != 1 || st.Registrations[0].Method != "workspace/didChangeWatchedFiles" ||
-		!strings.Contains(string(st.Registrations[0].RegisterOptions), "**/*.{sqlx,js,sql,yaml,json}") {
+		!strings.Contains(string(st.Registrations[0].RegisterOptions), "**/*.{js,sql,sqlx,yaml,yml,json,ipynb}") {
 		t.Errorf("file watching registrations: %+v", st.Registrations)
 	}
 	oldPath := filepath.Join(ws, "shop", "definitions", "big_orders.sqlx")

@@ -11,11 +11,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
+
+	"github.com/dfdtools/dfd/source"
 )
 
 // sourceExtensions are tried, in this order, for an extension-less require,
-// as the official CLI configures vm2.
-var sourceExtensions = []string{".js", ".sql", ".sqlx", ".yaml", ".yml", ".json"}
+// as the official CLI configures vm2. The list is source's, so that
+// go-to-definition on a require() finds what the engine loads.
+var sourceExtensions = source.RequireExtensions
 
 // jitExtensions are those of the CLI's JiT sandbox, which runs no compiler.
 var jitExtensions = []string{".js", ".json", ".yaml", ".yml"}

@@ -34,7 +34,7 @@ func (s *Server) definitionAt(f *fileCtx, off int) []protocol.Location {
 	}
 	for _, rq := range source.FindRequires(f.text) {
 		if rq.Span.Contains(off) {
-			if target, ok := resolveRequire(f.p.Root(), f.path, rq.Path.Value); ok {
+			if target, ok := resolveRequire(f.p.Root(), f.path, rq.Path.Value, s.fileExists); ok {
 				return []protocol.Location{{URI: s.uriFor(target)}}
 			}
 			return nil

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,22 +123,85 @@ func (s *Server) includeModules(root string) map[string]string {
 	return out
 }
 
-// resolveRequire finds the file a require() names, the way the engine's
-// loader does for project files: relative to the requiring file, else to
-// the project root; with ".js" or "/index.js" added when needed.
-func resolveRequire(root, from, spec string) (string, bool) {
-	var bases []string
-	if strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") {
-		bases = []string{filepath.Join(filepath.Dir(from), filepath.FromSlash(spec))}
-	} else {
-		bases = []string{filepath.Join(root, filepath.FromSlash(spec)), filepath.Join(root, "node_modules", filepath.FromSlash(spec))}
-	}
-	for _, b := range bases {
-		for _, c := range []string{b, b + ".js", b + ".json", filepath.Join(b, "index.js")} {
-			if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
-				return c, true
+// resolveRequire finds the file require(spec) in the module from loads,
+// in the order the engine's loader resolves it (engine/loader.go):
+// a relative or absolute spec against from's directory; a bare one in the
+// node_modules directories from there up to the root, then against the
+// root (the CLI's fallback). Each candidate is tried as a file (as it is,
+// then with each of source.RequireExtensions), then as a directory (its
+// package.json's main, then its index with those extensions). Nothing
+// outside the root is looked at. exists reports a file (on disk or open).
+func resolveRequire(root, from, spec string, exists func(path string) bool) (string, bool) {
+	inside := func(p string) bool { return p == root || strings.HasPrefix(p, root+string(filepath.Separator)) }
+	isDir := func(p string) bool { fi, err := os.Stat(p); return err == nil && fi.IsDir() }
+	asFile := func(p string) (string, bool) {
+		if exists(p) {
+			return p, true
+		}
+		for _, ext := range source.RequireExtensions {
+			if exists(p + ext) {
+				return p + ext, true
 			}
 		}
+		return "", false
 	}
-	return "", false
+	asFileOrDir := func(p string) (string, bool) {
+		if f, ok := asFile(p); ok {
+			return f, true
+		}
+		if !isDir(p) {
+			return "", false
+		}
+		if b, err := os.ReadFile(filepath.Join(p, "package.json")); err == nil {
+			var pkg struct {
+				Main string `json:"main"`
+			}
+			if json.Unmarshal(b, &pkg) == nil && pkg.Main != "" {
+				m := filepath.Join(p, filepath.FromSlash(pkg.Main))
+				if f, ok := asFile(m); ok {
+					return f, true
+				}
+				if f, ok := asFile(filepath.Join(m, "index")); ok {
+					return f, true
+				}
+			}
+		}
+		return asFile(filepath.Join(p, "index"))
+	}
+	if spec == "" {
+		return "", false
+	}
+	if spec == "." || spec == ".." || strings.HasPrefix(spec, "./") || strings.HasPrefix(spec, "../") || strings.HasPrefix(spec, "/") {
+		target := filepath.FromSlash(spec)
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(from), target)
+		}
+		if !inside(target) {
+			return "", false
+		}
+		return asFileOrDir(target)
+	}
+	if !inside(filepath.Join(root, filepath.FromSlash(spec))) {
+		return "", false
+	}
+	for d := filepath.Dir(from); inside(d); d = filepath.Dir(d) {
+		if filepath.Base(d) != "node_modules" {
+			if f, ok := asFileOrDir(filepath.Join(d, "node_modules", filepath.FromSlash(spec))); ok {
+				return f, true
+			}
+		}
+		if d == root {
+			break
+		}
+	}
+	return asFileOrDir(filepath.Join(root, filepath.FromSlash(spec)))
+}
+
+// fileExists reports a regular file on disk or a buffer open in the
+// editor (a new file not saved yet, which the compile sees too).
+func (s *Server) fileExists(path string) bool {
+	if fi, err := os.Stat(path); err == nil {
+		return fi.Mode().IsRegular()
+	}
+	return s.ws.Document(canonicalPath(path)) != nil
 }

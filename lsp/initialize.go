@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/dfdtools/dfd/settings"
+	"github.com/dfdtools/dfd/source"
 )
 
 // Initialize implements protocol.Server.
@@ -144,13 +145,13 @@ func (s *Server) registerWatchers(ctx context.Context) {
 		s.log.Info("the client cannot watch files for dfd: changes made outside the editor are seen on the next save")
 		return
 	}
-	const glob = "**/*.{sqlx,js,sql,yaml,json}"
+	glob := watchGlob()
 	folders := s.ws.Folders()
 	var watchers []protocol.FileSystemWatcher
 	if caps.watchRelativePattern && len(folders) > 0 {
 		for _, f := range folders {
 			watchers = append(watchers, protocol.FileSystemWatcher{GlobPattern: &protocol.RelativePattern{
-				BaseURI: protocol.URI(uri.File(f)), Pattern: glob,
+				BaseURI: protocol.URI(uri.File(f)), Pattern: protocol.Pattern(glob),
 			}})
 		}
 	} else {
@@ -169,6 +170,16 @@ func (s *Server) registerWatchers(ctx context.Context) {
 	if err != nil {
 		s.log.Warn("the client refused to watch files for dfd", "error", err)
 	}
+}
+
+// watchGlob matches the files a compile reads (source.ProjectFileExtensions):
+// "**/*.{js,sql,sqlx,yaml,yml,json,ipynb}".
+func watchGlob() string {
+	exts := make([]string, len(source.ProjectFileExtensions))
+	for i, e := range source.ProjectFileExtensions {
+		exts[i] = strings.TrimPrefix(e, ".")
+	}
+	return "**/*.{" + strings.Join(exts, ",") + "}"
 }
 
 // parseLogLevel reads dfd.logLevel.

@@ -42,6 +42,9 @@ type Settings struct {
 	// pause compiles at once. 0: the server's default (150 ms). Setting
 	// dfd.debounceMs.
 	Debounce time.Duration
+	// SQLCheck false: compiled SQL is not analysed; diagnostics are
+	// Dataform's, missing tables' and JiT code's only. Setting dfd.sql.check.
+	SQLCheck bool
 	// LogLevel is "error", "warn", "info" or "debug"; empty: the daemon's own
 	// (stderr) and info for window/logMessage. Setting dfd.logLevel.
 	LogLevel string
@@ -51,6 +54,7 @@ type Settings struct {
 func Defaults() Settings {
 	return Settings{
 		CompileAsYouType: true,
+		SQLCheck:         true,
 	}
 }
 
@@ -83,6 +87,9 @@ var fields = map[string]field{
 	"debounceMs": {kind: kindMs, min: 0, hasMin: true,
 		get:   func(s *Settings) any { return &s.Debounce },
 		reset: func(s *Settings) { s.Debounce = Defaults().Debounce }},
+	"sql.check": {kind: kindBool,
+		get:   func(s *Settings) any { return &s.SQLCheck },
+		reset: func(s *Settings) { s.SQLCheck = Defaults().SQLCheck }},
 	"logLevel": {kind: kindEnum, enum: []string{"error", "warn", "info", "debug"},
 		get:   func(s *Settings) any { return &s.LogLevel },
 		reset: func(s *Settings) { s.LogLevel = Defaults().LogLevel }},

@@ -70,13 +70,21 @@ type Finding struct {
 	Severity          Severity
 	Message           string
 	Detail            string // the analyzer's further lines (candidate signatures)
-	Code              string // gsql.ErrorKind, or "sql-skipped"
+	Code              string // gsql.ErrorKind, or CodeSkipped
 	Action            string // database.schema.name
 	Statement         string // which: "query", "incremental query", "pre_operations[0]", "queries[1]"
 	StatementLine     int    // 1-based, in the compiled statement (for people reading the SQL)
 	StatementColumn   int
 	MappedToPlacement bool // the position is where a ${…} or ref() put the text, not the text itself
+	// AbsentOnly marks a skipped statement (a Hint) whose only unknown
+	// tables are ones the metadata source says do not exist: an editor
+	// that already warns about those may leave the hint out.
+	AbsentOnly bool
 }
+
+// CodeSkipped is the Code of a Hint saying a statement was not analysed,
+// and why.
+const CodeSkipped = "sql-skipped"
 
 // Options configure a check.
 type Options struct {
@@ -156,6 +164,7 @@ type warehouseTable struct {
 	table   gsql.Table
 	hash    string
 	certain bool // absent, and the source is the warehouse itself
+	missing bool // absent because the source said the table does not exist
 }
 
 const (
@@ -337,7 +346,7 @@ func (c *checker) lookup(path string) *warehouseTable {
 	defer cancel()
 	failed := func(err error) *warehouseTable {
 		if adapters.CodeOf(err) == adapters.NotFound {
-			return &warehouseTable{state: tableAbsent, certain: c.opts.MissingIsCertain}
+			return &warehouseTable{state: tableAbsent, certain: c.opts.MissingIsCertain, missing: true}
 		}
 		return &warehouseTable{state: tableFailed}
 	}
@@ -368,7 +377,7 @@ func (c *checker) lookup(path string) *warehouseTable {
 			}
 		}
 		if matched == 0 {
-			return &warehouseTable{state: tableAbsent}
+			return &warehouseTable{state: tableAbsent, missing: true}
 		}
 		return &warehouseTable{state: tableFound, table: gsql.Table{Path: path, Columns: cols,
 			Pseudo: append(partitionPseudo(), gsql.Column{Name: "_TABLE_SUFFIX", Type: gsql.Type{Kind: "STRING"}})}}
@@ -378,7 +387,7 @@ func (c *checker) lookup(path string) *warehouseTable {
 		return failed(err)
 	}
 	if md == nil {
-		return &warehouseTable{state: tableAbsent}
+		return &warehouseTable{state: tableAbsent, missing: true}
 	}
 	cols, ok := columnsOf(md.GetFields())
 	if !ok {
@@ -839,26 +848,33 @@ func positionOf(sql, name string) (int, int) {
 // why says why a statement was skipped; for unknown tables, the project's
 // own actions (whose SQL dfd could not analyse or cannot see: JiT) apart
 // from warehouse tables (whose metadata the user can give).
-func (c *checker) why(an gsql.Analysis) string {
+func (c *checker) why(an gsql.Analysis) (why string, absentOnly bool) {
 	if len(an.Unknown) == 0 {
-		return an.Skipped
+		return an.Skipped, false
 	}
-	var own, foreign []string
+	var own, foreign, absent []string
 	for _, u := range an.Unknown {
-		if c.own[strings.ToLower(c.qualify(u))] {
+		key := strings.ToLower(c.qualify(u))
+		switch w := c.k.warehouse[key]; {
+		case c.own[key]:
 			own = append(own, u)
-		} else {
+		case w != nil && w.missing:
+			absent = append(absent, u)
+		default:
 			foreign = append(foreign, u)
 		}
 	}
 	var parts []string
+	if len(absent) > 0 {
+		parts = append(parts, "it reads "+strings.Join(absent, ", ")+", which the metadata source says does not exist")
+	}
 	if len(foreign) > 0 {
 		parts = append(parts, "it reads "+strings.Join(foreign, ", ")+", whose schema dfd does not know (give dfd the warehouse's metadata: the dfd.metadata.source setting, or --metadata FILE)")
 	}
 	if len(own) > 0 {
 		parts = append(parts, "it reads "+strings.Join(own, ", ")+", whose own SQL dfd could not analyse (a JiT action, or one with a problem of its own)")
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "; "), len(absent) > 0 && len(own) == 0 && len(foreign) == 0
 }
 
 // report turns an analysis into findings.
@@ -874,8 +890,10 @@ func (c *checker) report(a *action, label, sql string, an gsql.Analysis) {
 		}
 		c.hinted[a.name] = true
 		f := c.place(a, label, sql, 0, 0)
-		f.Severity, f.Code = Hint, "sql-skipped"
-		f.Message = "SQL not checked: " + c.why(an)
+		f.Severity, f.Code = Hint, CodeSkipped
+		why, absentOnly := c.why(an)
+		f.Message = "SQL not checked: " + why
+		f.AbsentOnly = absentOnly
 		c.res.Findings = append(c.res.Findings, f)
 	case an.Problem != nil:
 		c.res.Analysed++

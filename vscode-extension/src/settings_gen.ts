@@ -11,5 +11,6 @@ export const SERVER_SETTING_KEYS = [
   "preview.unlimitedBytesBilled",
   "compileAsYouType",
   "debounceMs",
+  "sql.check",
   "logLevel",
 ] as const;

@@ -1,0 +1,134 @@
+package daemon_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/dfdtools/dfd/internal/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/lsp"
+)
+
+// JiT code that uses a name of its module's scope gets a Warning
+// (jit-free-variable) on each use as soon as it compiles, and the JiT
+// runtime agrees that the name is not defined there: the preview fails
+// with a ReferenceError about it.
+func TestJitFreeVariableWarnings(t *testing.T) {
+	root := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+		"workflow_settings.yaml": "defaultProject: p\ndefaultDataset: d\ndefaultLocation: US\n",
+		"includes/consts.js":     "const TABLE_LIMIT = 5;\nmodule.exports = { TABLE_LIMIT };\n",
+		"definitions/src.js":     "declare({ schema: \"d\", name: \"src\" });\n",
+		"definitions/planted.js": `const LIMIT = 10;
+const helper = (x) => x;
+
+publish("uses_helper", { type: "table", dependencies: ["src"] }).jitCode(async (jctx) => {
+  const n = helper(1);
+  return ` + "`SELECT ${n} FROM ${jctx.ref(\"src\")} LIMIT ${LIMIT} + ${LIMIT}`" + `;
+});
+
+publish("uses_includes", { type: "table" }).jitCode(async (jctx) => {
+  return "SELECT " + consts.TABLE_LIMIT;
+});
+
+publish("fine", { type: "table" }).jitCode(async (jctx) => {
+  const LIMIT = 3;
+  const helper = (x) => x * LIMIT;
+  return "SELECT " + helper(typeof consts === "undefined" ? 1 : 2);
+});
+`,
+	})
+	file := filepath.Join(root, "definitions", "planted.js")
+	s := startServer(t, serverConfig{})
+	s.init(t, root)
+	ds := s.awaitDiags(t, file, "free-variable warnings", func(ds []protocol.Diagnostic) bool { return len(ds) > 0 })
+	text, _ := os.ReadFile(file)
+	var want []string
+	for _, w := range []struct {
+		name, marker string // the use is at the nth marker
+		nth          int
+	}{{"helper", "helper(1)", 0}, {"LIMIT", "LIMIT}", 0}, {"LIMIT", "LIMIT}", 1}, {"consts", "consts.TABLE_LIMIT", 0}} {
+		at := -1
+		for i, from := 0, 0; i <= w.nth; i++ {
+			at = from + strings.Index(string(text[from:]), w.marker)
+			from = at + 1
+		}
+		p := fakeeditor.PositionOf(string(text), at)
+		want = append(want, fmt.Sprintf("%d:%d %s", p.Line+1, p.Character+1, w.name))
+	}
+	var got []string
+	for _, d := range ds {
+		msg := fakeeditor.Message(d)
+		if fmt.Sprint(d.Code) != "jit-free-variable" || d.Severity != protocol.DiagnosticSeverityWarning {
+			t.Errorf("diagnostic %+v", d)
+			continue
+		}
+		name := rangeText(t, file, d.Range)
+		if !strings.Contains(msg, "`"+name+"` is not defined when the JiT code runs") {
+			t.Errorf("message %q on %q", msg, name)
+		}
+		got = append(got, fmt.Sprintf("%d:%d %s", d.Range.Start.Line+1, d.Range.Start.Character+1, name))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("warnings %v, want %v", got, want)
+	}
+	// The runtime's word on it.
+	res := s.preview(t, file)
+	errs := map[string]string{}
+	for _, a := range res.Actions {
+		if a.JitPreview != nil {
+			errs[a.Target.Name] = a.JitPreview.Error
+		}
+	}
+	for action, name := range map[string]string{"uses_helper": "helper", "uses_includes": "consts"} {
+		if e := errs[action]; !strings.Contains(e, "ReferenceError") || !strings.Contains(e, name) {
+			t.Errorf("preview of %s: %q, want a ReferenceError about %s", action, e, name)
+		}
+	}
+	if e := errs["fine"]; e != "" {
+		t.Errorf("preview of fine: %q", e)
+	}
+}
+
+// Every JiT function of the fixtures and the example runs, so none of
+// them may be warned about.
+func TestJitFreeVariableNoFalseAlarms(t *testing.T) {
+	for _, src := range []string{
+		testenv.Fixture("jit_actions"),
+		testenv.Fixture("jit_function_shapes"),
+		filepath.Join(testenv.RepoRoot(), "examples", "clickstream"),
+	} {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			root := testenv.ProjectCopy(t, src, testenv.CoreVersion)
+			s := startServer(t, serverConfig{})
+			s.init(t, root)
+			s.awaitPreviewChanged(t, 0, "")
+			var g struct{ jit int }
+			for u, ds := range s.ed.Snapshot().Diagnostics {
+				for _, d := range ds {
+					if fmt.Sprint(d.Code) == "jit-free-variable" {
+						t.Errorf("%s: %q", u, fakeeditor.Message(d))
+					}
+				}
+			}
+			var res lsp.GraphResult
+			if err := s.ed.Call(s.ctx, lsp.MethodGraph, map[string]any{"uri": uri.File(root)}, &res); err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range res.Projects[0].Actions {
+				if a.Jit {
+					g.jit++
+				}
+			}
+			if g.jit == 0 {
+				t.Fatalf("%s has no JiT action: the test needs some", src)
+			}
+			t.Logf("%d JiT actions, no warning", g.jit)
+		})
+	}
+}

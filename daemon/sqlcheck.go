@@ -1,0 +1,219 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dfdtools/dfd/gsql"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+	"github.com/dfdtools/dfd/source"
+	"github.com/dfdtools/dfd/sqlcheck"
+	"github.com/dfdtools/dfd/workspace"
+)
+
+// sqlMetadataBudget bounds the warehouse lookups of one SQL check: a
+// table whose schema does not arrive in time is left unknown (its readers
+// are skipped, never reported), and the next check finds it in the cache.
+const (
+	sqlMetadataBudgetSnapshot = time.Second
+	sqlMetadataBudgetBigQuery = 3 * time.Second
+)
+
+// sqlState is a project's SQL analysis: the checker that remembers
+// analyses between checks (so an edit re-analyses only what it changed)
+// and the last check's result, whose inferred schemas hovers, completion
+// and lineage read.
+type sqlState struct {
+	mu      sync.Mutex // held during a check: one at a time per project
+	checker *sqlcheck.Checker
+	// last is read by hovers and completion without waiting for a check
+	// that runs.
+	last atomic.Pointer[sqlChecked]
+}
+
+// sqlChecked is a check's result with the graph it checked.
+type sqlChecked struct {
+	res *sqlcheck.Result
+	g   *dataformpb.CompiledGraph
+}
+
+// sqlDiagnostics analyses the SQL of every action of the graph with
+// GoogleSQL (package sqlcheck) against the metadata source's tables and
+// the project's own inferred schemas, and returns the findings as
+// diagnostics: errors only where the analyzer is certain, hints where a
+// statement was not analysed. jitSQL are JiT actions' responses whose
+// database calls were all answered for real.
+//
+// A table the metadata source says does not exist is left to
+// missingTables (a warning on the reference): reporting it again here
+// would say the same thing twice.
+func (op *openProject) sqlDiagnostics(ctx context.Context, ms metaSource, h *graphHandle, overlays map[string][]byte, jitSQL map[string]*dataformpb.JitCompilationResponse) []workspace.Diagnostic {
+	st := &op.sql
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.checker == nil {
+		st.checker = sqlcheck.NewChecker()
+	}
+	budget := sqlMetadataBudgetSnapshot
+	if ms.kind == SourceBigQuery {
+		budget = sqlMetadataBudgetBigQuery
+	}
+	res, err := st.checker.Check(ctx, h.graph, sqlcheck.Options{
+		Metadata: ms.adapter,
+		// The adapter's identity too: a snapshot file that changed is
+		// read again into a new adapter, whose tables the checker must
+		// not take from the old one.
+		MetadataID:      fmt.Sprintf("%s %p", ms.desc, ms.adapter),
+		Read:            reader(op.p.Root, overlays),
+		MetadataTimeout: budget,
+		Jit:             jitSQL,
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			op.b.log.Warn("SQL analysis failed", "project", op.p.Root, "err", err)
+		}
+		return nil
+	}
+	st.last.Store(&sqlChecked{res: res, g: h.graph})
+	// Which statements were not analysed is said where it helps: with no
+	// metadata source, every statement reading a warehouse table would
+	// carry the same hint (dfd/status says the source is none); a table
+	// the source says does not exist already has missingTables' warning
+	// on its reference.
+	var findings []sqlcheck.Finding
+	for _, f := range res.Findings {
+		if f.Code == sqlcheck.CodeSkipped && (ms.adapter == nil || f.AbsentOnly) {
+			continue
+		}
+		findings = append(findings, f)
+	}
+	return sqlFindingsToDiagnostics(op.p.Root, findings, reader(op.p.Root, overlays))
+}
+
+// forgetWarehouse makes the next SQL check ask the metadata source again
+// for every warehouse table (after a refresh of the metadata).
+func (st *sqlState) forgetWarehouse() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.checker != nil {
+		st.checker.Forget()
+	}
+}
+
+// sqlFindingsToDiagnostics converts findings to the workspace's
+// diagnostics, whose columns are bytes of the line: from the findings'
+// byte offsets in the files the compile read.
+func sqlFindingsToDiagnostics(root string, findings []sqlcheck.Finding, read fileReader) []workspace.Diagnostic {
+	var out []workspace.Diagnostic
+	mappers := map[string]*source.Mapper{}
+	for _, f := range findings {
+		m, ok := mappers[f.File]
+		if !ok {
+			if text, found := read(f.File); found {
+				m = source.NewMapper(text)
+			}
+			mappers[f.File] = m
+		}
+		if m == nil {
+			continue // a finding is placed in a file the compile read
+		}
+		line := m.LineOf(f.Offset)
+		endLine := m.LineOf(f.EndOffset)
+		d := workspace.Diagnostic{
+			Path:     filepath.Join(root, filepath.FromSlash(f.File)),
+			Line:     line,
+			Col:      f.Offset - m.OffsetBytes(line, 0),
+			EndLine:  endLine,
+			EndCol:   f.EndOffset - m.OffsetBytes(endLine, 0),
+			Severity: sqlSeverity(f.Severity),
+			Message:  f.Message,
+			Source:   "GoogleSQL",
+			Code:     f.Code,
+		}
+		if f.Detail != "" {
+			d.Message += "\n" + f.Detail
+		}
+		if f.Action != "" && f.Statement != "" && f.Statement != "query" {
+			d.Message += " (" + f.Statement + ")"
+		}
+		if f.MappedToPlacement && f.Severity != sqlcheck.Hint {
+			// The text came from a ${…}: say where in the compiled SQL.
+			d.RelatedDescription = "in the compiled SQL of " + f.Action + ", line " + strconv.Itoa(f.StatementLine) + ", column " + strconv.Itoa(f.StatementColumn)
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func sqlSeverity(s sqlcheck.Severity) workspace.Severity {
+	switch s {
+	case sqlcheck.Error:
+		return workspace.SeverityError
+	case sqlcheck.Warning:
+		return workspace.SeverityWarning
+	case sqlcheck.Info:
+		return workspace.SeverityInfo
+	}
+	return workspace.SeverityHint
+}
+
+// inferredTable is the schema the last SQL check inferred for one of the
+// project's actions (nil when it has none: not analysed, or not a table),
+// as hovers and completion show a table: STRUCT fields as dotted names
+// after their STRUCT, ARRAYs as REPEATED columns of their element type.
+// Column descriptions are the action's own (its config's columns).
+func (st *sqlState) inferredTable(t workspace.Target) *workspace.TableInfo {
+	last := st.last.Load()
+	if last == nil {
+		return nil
+	}
+	g := last.g
+	cols, ok := last.res.Schemas[t.String()]
+	if !ok {
+		return nil
+	}
+	info := &workspace.TableInfo{Target: t, Source: "inferred from the project's SQL by GoogleSQL"}
+	descs := map[string]string{}
+	if g != nil {
+		for _, tb := range g.GetTables() {
+			if target(tb.GetTarget()) != t {
+				continue
+			}
+			info.Description = tb.GetActionDescriptor().GetDescription()
+			for _, c := range tb.GetActionDescriptor().GetColumns() {
+				descs[strings.ToLower(strings.Join(c.GetPath(), "."))] = c.GetDescription()
+			}
+		}
+	}
+	var walk func(prefix string, cols []gsql.Column)
+	walk = func(prefix string, cols []gsql.Column) {
+		for _, c := range cols {
+			name := prefix + c.Name
+			typ, mode := c.Type, ""
+			if typ.Kind == "ARRAY" && typ.Elem != nil {
+				typ, mode = *typ.Elem, "REPEATED"
+			}
+			col := workspace.Column{Name: name, Mode: mode, Description: descs[strings.ToLower(name)]}
+			if col.Description == "" {
+				col.Description = c.Description
+			}
+			if typ.Kind == "STRUCT" {
+				col.Type = "STRUCT"
+			} else {
+				col.Type = typ.String()
+			}
+			info.Columns = append(info.Columns, col)
+			if typ.Kind == "STRUCT" {
+				walk(name+".", typ.Fields)
+			}
+		}
+	}
+	walk("", cols)
+	return info
+}

@@ -1,0 +1,101 @@
+package daemon_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dfdtools/dfd/internal/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testenv"
+	"go.lsp.dev/protocol"
+)
+
+// GoogleSQL's findings arrive as diagnostics as you type, on the text of
+// the .sqlx that produced them: the planted unknown column of sql_check's
+// customer_totals (a column of stg_orders, a table only the project
+// defines, whose schema dfd infers), then nothing once the unsaved buffer
+// spells it right; an edit upstream that drops the column puts the error
+// back on the reader, a file the user did not touch.
+func TestSQLDiagnosticsAsYouType(t *testing.T) {
+	root := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
+	snapshot := filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json")
+	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{
+		"metadata": map[string]any{"source": "snapshot", "snapshot": snapshot},
+	}})})
+	s.init(t, root)
+	totals := filepath.Join(root, "definitions", "marts", "customer_totals.sqlx")
+	if err := s.ed.Open(s.ctx, totals); err != nil {
+		t.Fatal(err)
+	}
+	isSQL := func(d protocol.Diagnostic) bool { return d.Source == protocol.NewOptional("GoogleSQL") }
+	sqlErrors := func(ds []protocol.Diagnostic) []protocol.Diagnostic {
+		var out []protocol.Diagnostic
+		for _, d := range ds {
+			if isSQL(d) && d.Severity == protocol.DiagnosticSeverityError {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	ds := s.awaitDiags(t, totals, "the unknown column", func(ds []protocol.Diagnostic) bool {
+		return len(sqlErrors(ds)) > 0
+	})
+	errs := sqlErrors(ds)
+	if len(errs) != 1 {
+		t.Fatalf("%d GoogleSQL errors, want 1: %q", len(errs), messages(errs))
+	}
+	msg := fakeeditor.Message(errs[0])
+	if !strings.Contains(msg, "Unrecognized name: amount_cent") || !strings.Contains(msg, "Did you mean amount_cents?") {
+		t.Errorf("message %q, want GoogleSQL's unrecognized name with its suggestion", msg)
+	}
+	if got := rangeText(t, totals, errs[0].Range); !strings.HasPrefix(got, "amount_cent") {
+		t.Errorf("the error covers %q, want the misspelt column", got)
+	}
+
+	// stg_orders is not in the warehouse: hover on its ref and column
+	// completion after its alias show the schema dfd inferred.
+	pos, _ := s.ed.Pos(totals, `ref("stg_orders")`, 6)
+	h, err := s.ed.Server.Hover(s.ctx, &protocol.HoverParams{TextDocumentPositionParams: tdpp(totals, pos)})
+	if err != nil || h == nil {
+		t.Fatalf("hover on ref(\"stg_orders\"): %v %v", h, err)
+	}
+	hv := h.Contents.(*protocol.MarkupContent).Value
+	for _, want := range []string{"inferred", "amount_cents", "INT64", "ship_country", "items"} {
+		if !strings.Contains(hv, want) {
+			t.Errorf("hover on an inferred table lacks %q:\n%s", want, hv)
+		}
+	}
+	if err := s.ed.Replace(s.ctx, totals, "FROM ${ref(\"stg_orders\")}", "FROM ${ref(\"stg_orders\")} AS so WHERE so."); err != nil {
+		t.Fatal(err)
+	}
+	if got := completionLabels(t, s, totals, "so.", 3); !contains(got, "amount_cents") || !contains(got, "ship_country") {
+		t.Errorf("column completion after an alias of an inferred table: %v", got)
+	}
+	if err := s.ed.Replace(s.ctx, totals, "FROM ${ref(\"stg_orders\")} AS so WHERE so.", "FROM ${ref(\"stg_orders\")}"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Fixed in the unsaved buffer: the error goes.
+	if err := s.ed.Replace(s.ctx, totals, "SUM(amount_cent)", "SUM(amount_cents)"); err != nil {
+		t.Fatal(err)
+	}
+	s.awaitDiags(t, totals, "the fixed column", func(ds []protocol.Diagnostic) bool {
+		return ds != nil && len(sqlErrors(ds)) == 0
+	})
+
+	// The upstream action loses the column: its reader, not edited, has
+	// the error now.
+	stg := filepath.Join(root, "definitions", "staging", "stg_orders.sqlx")
+	if err := s.ed.Open(s.ctx, stg); err != nil {
+		t.Fatal(err)
+	}
+	if text := s.ed.Text(stg); !strings.Contains(text, "AS amount_cents") {
+		t.Fatalf("stg_orders.sqlx no longer names amount_cents:\n%s", text)
+	}
+	if err := s.ed.Replace(s.ctx, stg, "AS amount_cents", "AS cents"); err != nil {
+		t.Fatal(err)
+	}
+	s.awaitDiags(t, totals, "the column gone upstream", func(ds []protocol.Diagnostic) bool {
+		return hasMessage(sqlErrors(ds), "Unrecognized name: amount_cents")
+	})
+}

@@ -1,0 +1,88 @@
+package source
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// Core's messages for a reference to an action that does not exist:
+//
+//	Missing dependency detected: Action "a" depends on "x" which does not exist
+//	Missing dependency detected: Action "a" depends on "{"name":"x","schema":"s"}" which does not exist
+//	Could not resolve "x"
+//	Could not resolve {"name":"x","schema":"s"}
+var (
+	missingDepRE   = regexp.MustCompile(`^Missing dependency detected: Action ".*?" depends on "(.*)" which does not exist`)
+	couldNotResoRE = regexp.MustCompile(`^Could not resolve (.*?)(?: \(action [^()]*\))?$`)
+)
+
+// ParseUnresolved reads the target of a core message about a reference to
+// an action that does not exist (ok is false for other messages).
+func ParseUnresolved(msg string) (database, schema, name string, ok bool) {
+	var raw string
+	if m := missingDepRE.FindStringSubmatch(msg); m != nil {
+		raw = m[1]
+		if !strings.HasPrefix(raw, "{") {
+			raw = `"` + raw + `"`
+		}
+	} else if m := couldNotResoRE.FindStringSubmatch(msg); m != nil {
+		raw = m[1]
+	} else {
+		return "", "", "", false
+	}
+	var s string
+	if json.Unmarshal([]byte(raw), &s) == nil {
+		parts := strings.Split(s, ".")
+		n := len(parts)
+		name = parts[n-1]
+		if n >= 2 {
+			schema = parts[n-2]
+		}
+		if n >= 3 {
+			database = parts[n-3]
+		}
+		return database, schema, name, name != ""
+	}
+	var o map[string]any
+	if json.Unmarshal([]byte(raw), &o) != nil {
+		return "", "", "", false
+	}
+	str := func(keys ...string) string {
+		for _, k := range keys {
+			if v, ok := o[k].(string); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	name = str("name")
+	return str("database", "project"), str("schema", "dataset"), name, name != ""
+}
+
+// EditDistance is the Damerau–Levenshtein distance (adjacent
+// transpositions count one) between a and b, in bytes.
+func EditDistance(a, b string) int {
+	n, m := len(a), len(b)
+	d := make([][]int, n+1)
+	for i := range d {
+		d[i] = make([]int, m+1)
+		d[i][0] = i
+	}
+	for j := 0; j <= m; j++ {
+		d[0][j] = j
+	}
+	for i := 1; i <= n; i++ {
+		for j := 1; j <= m; j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[n][m]
+}
