@@ -29,6 +29,7 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 			caps.watchRelativePattern = w.DidChangeWatchedFiles.RelativePatternSupport != nil && *w.DidChangeWatchedFiles.RelativePatternSupport
 		}
 		caps.configuration = w.Configuration != nil && *w.Configuration
+		caps.edits = workspaceEditCaps(w.WorkspaceEdit)
 	}
 	if td := c.TextDocument; td != nil && td.Hover != nil {
 		for _, k := range td.Hover.ContentFormat {
@@ -99,6 +100,7 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 				TriggerCharacters: []string{`"`, "'", "`", "(", "."},
 			},
 			CodeLensProvider: &protocol.CodeLensOptions{},
+			RenameProvider:   &protocol.RenameOptions{PrepareProvider: &yes},
 			Workspace: &protocol.WorkspaceOptions{
 				WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
 					Supported:           &yes,

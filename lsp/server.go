@@ -117,6 +117,7 @@ type clientCaps struct {
 	watchRelativePattern bool
 	configuration        bool
 	markdownHover        bool
+	edits                editCaps // workspace edits (edits.go)
 }
 
 // Serve runs an LSP session over rwc until the client sends exit, closes

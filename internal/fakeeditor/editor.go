@@ -32,6 +32,9 @@ type Config struct {
 	InitializationOptions any
 	// Configuration answers workspace/configuration (section "dfd").
 	Configuration any
+	// Capabilities, when set, edits the client capabilities sent with
+	// initialize (see WorkspaceEditCapabilities).
+	Capabilities func(*protocol.ClientCapabilities)
 }
 
 // Notification is a notification the server sent.
@@ -325,6 +328,9 @@ func (e *Editor) Initialize(ctx context.Context, folders ...string) (*protocol.I
 	}
 	if !e.cfg.NoWatchFiles {
 		caps.Workspace.DidChangeWatchedFiles = &protocol.DidChangeWatchedFilesClientCapabilities{DynamicRegistration: &yes, RelativePatternSupport: &yes}
+	}
+	if e.cfg.Capabilities != nil {
+		e.cfg.Capabilities(&caps)
 	}
 	params := &protocol.InitializeParams{Capabilities: caps, ClientInfo: protocol.ClientInfo{Name: "fakeeditor"}}
 	var wf []protocol.WorkspaceFolder
