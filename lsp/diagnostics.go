@@ -160,6 +160,7 @@ func (s *Server) convertDiagnostics(snap *workspace.Snapshot, ds []workspace.Dia
 				Message: d.RelatedDescription,
 			}}
 		}
+		pd.Data = s.diagnosticData(d, path, versions) // quick fixes (codeaction.go)
 		out[path] = append(out[path], pd)
 	}
 	for p, list := range out {

@@ -101,6 +101,9 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 			},
 			CodeLensProvider: &protocol.CodeLensOptions{},
 			RenameProvider:   &protocol.RenameOptions{PrepareProvider: &yes},
+			CodeActionProvider: &protocol.CodeActionOptions{
+				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix},
+			},
 			Workspace: &protocol.WorkspaceOptions{
 				WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
 					Supported:           &yes,

@@ -123,6 +123,12 @@ type Diagnostic struct {
 	RelatedPath        string
 	RelatedLine        int
 	RelatedDescription string
+	// Fixes are edits that resolve the problem (quick fixes; see
+	// fixes.go). Unresolved is the action a reference names that does not
+	// exist, for fixes computed on request (a declaration of a table the
+	// metadata source knows).
+	Fixes      []Fix
+	Unresolved *Target
 }
 
 // JitResult is the SQL that running an action's JiT code produced.

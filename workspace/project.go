@@ -462,7 +462,7 @@ func (p *Project) compile(version int64) (snap *Snapshot, superseded, ok bool) {
 		p.s.log.Warn("compile failed", "project", p.root, "error", o.err)
 	} else {
 		snap.Result = o.res
-		diags = o.res.Diagnostics
+		diags = p.s.annotate(snap, o.res.Diagnostics) // with quick fixes and the open files' source checks (fixes.go)
 		prog.End(fmt.Sprintf("%d actions, %d problems in %s", len(o.res.Actions), len(diags), elapsed.Round(time.Millisecond)))
 		p.s.log.Debug("compiled", "project", p.root, "version", version, "actions", len(o.res.Actions),
 			"errors", len(diags), "elapsed", elapsed)

@@ -2,6 +2,7 @@ package fakeeditor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -64,6 +65,68 @@ func (e *Editor) Rename(ctx context.Context, path string, pos protocol.Position,
 		"textDocument": map[string]any{"uri": uri.File(path)}, "position": pos, "newName": newName,
 	}, &we)
 	return we, err
+}
+
+// CodeAction is a code action as the server sent it.
+type CodeAction struct {
+	Title       string                `json:"title"`
+	Kind        string                `json:"kind"`
+	IsPreferred bool                  `json:"isPreferred"`
+	Diagnostics []protocol.Diagnostic `json:"diagnostics"`
+	Edit        *WorkspaceEdit        `json:"edit"`
+}
+
+// CodeActions sends textDocument/codeAction for rng with the editor's
+// diagnostics of path that overlap it (as editors do), data included.
+func (e *Editor) CodeActions(ctx context.Context, path string, rng protocol.Range) ([]CodeAction, error) {
+	u := uri.File(path)
+	var diags []json.RawMessage
+	e.mu.Lock()
+	for _, d := range e.state.Diagnostics[u] {
+		if after(d.Range.Start, rng.End) || after(rng.Start, d.Range.End) {
+			continue
+		}
+		b, err := protocol.Marshal(d)
+		if err != nil {
+			e.mu.Unlock()
+			return nil, err
+		}
+		diags = append(diags, b)
+	}
+	e.mu.Unlock()
+	if diags == nil {
+		diags = []json.RawMessage{}
+	}
+	// The diagnostics in the answer are decoded with protocol.Unmarshal:
+	// encoding/json cannot decode a Diagnostic's code (an interface,
+	// protocol.ProgressToken), and dfd's codes are strings.
+	var raw []struct {
+		CodeAction
+		Diagnostics []json.RawMessage `json:"diagnostics"`
+	}
+	err := e.Call(ctx, protocol.MethodTextDocumentCodeAction, map[string]any{
+		"textDocument": map[string]any{"uri": u}, "range": rng, "context": map[string]any{"diagnostics": diags},
+	}, &raw)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CodeAction, 0, len(raw))
+	for _, r := range raw {
+		a := r.CodeAction
+		for _, b := range r.Diagnostics {
+			var d protocol.Diagnostic
+			if err := protocol.Unmarshal(b, &d); err != nil {
+				return nil, fmt.Errorf("code action %q: its diagnostic: %w", a.Title, err)
+			}
+			a.Diagnostics = append(a.Diagnostics, d)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func after(a, b protocol.Position) bool {
+	return a.Line > b.Line || a.Line == b.Line && a.Character > b.Character
 }
 
 // ApplyEdit applies a workspace edit as an editor does: text edits to open

@@ -1,0 +1,39 @@
+package source
+
+import "testing"
+
+func TestParseUnresolved(t *testing.T) {
+	for msg, want := range map[string]string{
+		`Missing dependency detected: Action "db.s.a" depends on "x" which does not exist`:                         "..x",
+		`Missing dependency detected: Action "db.s.a" depends on "{"name":"x","schema":"s"}" which does not exist`: ".s.x",
+		`Could not resolve "x"`: "..x",
+		`Could not resolve {"name":"x","schema":"s"} (action db.s.a)`: ".s.x",
+		`Unexpected property "descripton"`:                            "",
+	} {
+		db, s, n, ok := ParseUnresolved(msg)
+		got := ""
+		if ok {
+			got = db + "." + s + "." + n
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", msg, got, want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"dim_custmers", "dim_customers", 1}, // a letter left out
+		{"ab", "ba", 1},                      // a transposition counts once
+		{"stg_orders", "stg_orders", 0},
+		{"", "abc", 3},
+		{"orders", "users", 3},
+	} {
+		if got := EditDistance(tc.a, tc.b); got != tc.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
