@@ -3,26 +3,38 @@
 #
 #   1. cold processes: `dataform compile --json` (npm @dataform/cli) vs
 #      `dfd compile --json`, alternating, on generated projects of 30, 400,
-#      1,000 and 3,000 actions and on the repository's clean fixtures, with a
-#      byte comparison of the two --json outputs;
+#      1,000 and 3,000 actions, on small projects with one big .sqlx file
+#      (2 MB and 10 MB; dfd with --engine=auto, goja and node), on the real
+#      public projects of testdata/realprojects (also each engine) and on the
+#      repository's clean fixtures, with a byte comparison of the two --json
+#      outputs;
 #   2. the warm daemon as an editor sees it (bench/cmd/lspbench drives the real
 #      `dfd serve` over stdio): recompile after an unsaved edit of one .sqlx
-#      file, and after an edit of an includes/ file, per engine; peak RSS of
-#      the daemon plus its workers;
+#      file (the big one in the big-sqlx projects), and after an edit of an
+#      includes/ file, per engine; peak RSS of the daemon plus its workers;
 #   3. JiT preview latency on a warm worker (0 and 3 adapter calls) vs the
 #      CLI's way on the same requests: a fresh Node process with core's
-#      jitCompiler, and the CLI's own vm2 JiT worker (go test ./jit -bench).
+#      jitCompiler, and the CLI's own vm2 JiT worker (go test ./jit -bench);
+#   4. what an editor waits for on the warm daemon (bench/editor.sh, which also
+#      runs alone): edit → diagnostics with the server's defaults, and hover,
+#      definition, completion and symbols on a 2 MB .sqlx while a compile runs.
 #
 # Writes bench/results/bench.md (the README quotes its tables).
 #
 # Usage: bench/run.sh
+#        BENCH_SIZES= BENCH_FIXTURES=0 BENCH_JIT_RUNS=0 bench/run.sh   # the big-sqlx rows only
 #
 # Environment:
 #   BENCH_RUNS      timed runs per tool and project, and edits per LSP session (default 5)
-#   BENCH_SIZES     generated sizes, comma-separated (default 30,400,1000,3000)
+#   BENCH_SIZES     generated sizes, comma-separated (default 30,400,1000,3000; empty: none)
+#   BENCH_BIG_SQLX  sizes in MB of the big-sqlx-<N>mb projects: a 30-action project plus one
+#                   .sqlx of N MB (bench/projectgen.BigSQLX), comma-separated (default 2,10; empty: none)
+#   BENCH_DFD       a dfd binary to measure instead of building one
 #   BENCH_ENGINES   engines of the warm-daemon section (default: goja, and node when `dfd serve --engine=node` works)
 #   BENCH_FIXTURES  0 skips the fixtures (default 1)
+#   BENCH_REAL      0 skips the real public projects of testdata/realprojects (default 1)
 #   BENCH_JIT_RUNS  JiT requests per case (default 20; 0 skips section 3)
+#   BENCH_EDITOR    0 skips section 4 (default 1; see bench/editor.sh for its own settings)
 #   BENCH_JIT       1 (default) includes JiT actions in generated projects
 #   BENCH_SEED      generator seed (default 1)
 #   BENCH_OUT       the markdown file to write (default bench/results/bench.md)
@@ -47,7 +59,8 @@ export LC_ALL=C # awk and sort must read "1.5" the same way everywhere
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 runs=${BENCH_RUNS:-5}
-sizes=${BENCH_SIZES:-30,400,1000,3000}
+sizes=${BENCH_SIZES-30,400,1000,3000}
+big_sqlx=${BENCH_BIG_SQLX-2,10}
 jit=${BENCH_JIT:-1}
 seed=${BENCH_SEED:-1}
 out=${BENCH_OUT:-$repo/bench/results/bench.md}
@@ -71,10 +84,16 @@ else
   trap 'rm -rf "$work"' EXIT
 fi
 
-log "building dfd, genproject, measure and lspbench"
-(cd "$repo" && go build -o "$work/bin/" ./cmd/dfd ./bench/cmd/genproject ./bench/cmd/measure ./bench/cmd/lspbench) || die "go build failed"
+if [[ -n ${BENCH_DFD:-} ]]; then
+  log "building genproject, measure and lspbench; dfd is $BENCH_DFD"
+  (cd "$repo" && go build -o "$work/bin/" ./bench/cmd/genproject ./bench/cmd/measure ./bench/cmd/lspbench) || die "go build failed"
+  dfd=$(cd "$(dirname "$BENCH_DFD")" && pwd -P)/$(basename "$BENCH_DFD")
+else
+  log "building dfd, genproject, measure and lspbench"
+  (cd "$repo" && go build -o "$work/bin/" ./cmd/dfd ./bench/cmd/genproject ./bench/cmd/measure ./bench/cmd/lspbench) || die "go build failed"
+  dfd=$work/bin/dfd
+fi
 export DFD_TRANSPILE_CACHE=$work/transpile-cache
-dfd=$work/bin/dfd
 cli_dir=$("$repo/tools/npm/ensure.sh" "@dataform/cli@$cli_version") || die "cannot install @dataform/cli@$cli_version"
 core_dir=$("$repo/tools/npm/ensure.sh" "@dataform/core@$core_version") || die "cannot install @dataform/core@$core_version"
 cli=$cli_dir/bundle.js
@@ -87,6 +106,7 @@ add_core() {
 }
 
 projects=() # names; the directory is $work/projects/<name>
+edit_file=() # <name>=<file> when the warm daemon edits a given .sqlx
 IFS=, read -r -a size_list <<<"$sizes"
 for n in "${size_list[@]}"; do
   name=generated-$n
@@ -96,7 +116,25 @@ for n in "${size_list[@]}"; do
   add_core "$work/projects/$name"
   projects+=("$name")
 done
+IFS=, read -r -a big_list <<<"$big_sqlx"
+for mb in "${big_list[@]}"; do
+  name=big-sqlx-${mb}mb
+  "$work/bin/genproject" -n 30 -seed "$seed" -core "$core_version" -jit -big-sqlx $((mb * 1024 * 1024)) -o "$work/projects/$name" >&2 ||
+    die "generating $name failed"
+  add_core "$work/projects/$name"
+  projects+=("$name")
+  edit_file+=("$name=definitions/shared/big_mapping.sqlx") # projectgen.BigSQLXPath
+done
 generated=("${projects[@]}")
+
+# dfd_tools <project>: the dfd runs of a project's cold compiles: its
+# defaults, and for big-sqlx projects each engine too.
+dfd_tools() {
+  case $1 in
+    big-sqlx-* | real-*) echo "dfd dfd-goja dfd-node" ;;
+    *) echo dfd ;;
+  esac
+}
 # Fixtures that compile cleanly with this core (testdata/README.md) and have a
 # package.json. A dataformCoreVersion project makes the CLI run `npm i` on
 # every compile, which would time npm and the network, not the compiler.
@@ -107,6 +145,20 @@ while [[ ${BENCH_FIXTURES:-1} == 1 ]] && read -r name; do
   projects+=("$name")
 done < <(grep -E "^[a-z0-9_]+: cores=[0-9.,]*\b${core_version//./\\.}\b[0-9.,]* expect=ok" "$repo/testdata/README.md" | cut -d: -f1)
 
+# Real public projects (testdata/realprojects, each with a package.json
+# that names this core), as real-<fixture>.
+real=()
+if [[ ${BENCH_REAL:-1} == 1 ]]; then
+  mkdir -p "$work/projects"
+  for d in "$repo"/testdata/realprojects/*/; do
+    name=real-$(basename "$d")
+    cp -r "$d" "$work/projects/$name"
+    add_core "$work/projects/$name"
+    projects+=("$name")
+    real+=("$name")
+  done
+fi
+
 # run_tool <tool> <project> <stdout file>: runs one compile, appends
 # "<wall s> <peak KiB> <cpu s>" to $work/runs/<project>.<tool>; returns its
 # status.
@@ -115,6 +167,7 @@ run_tool() {
   case $tool in
     cli) cmd=(node "$cli" compile "$dir" --json --timeout=10m) ;;
     dfd) cmd=("$dfd" compile "$dir" --json --timeout=10m) ;;
+    dfd-*) cmd=("$dfd" compile "$dir" --json --timeout=10m --engine="${tool#dfd-}") ;;
   esac
   rc=0
   NO_COLOR=1 "$work/bin/measure" -o "$work/usage" -- "${cmd[@]}" >"$stdout" 2>"$work/stderr" || rc=$?
@@ -150,38 +203,61 @@ compare() {
 mkdir -p "$work/runs" "$work/json"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for name in "${projects[@]}"; do
+  read -r -a tools <<<"$(dfd_tools "$name")"
   log "$name: warm-up"
   run_tool cli "$name" "$work/json/$name.cli.json" || die "the official CLI failed on $name"
-  run_tool dfd "$name" "$work/json/$name.dfd.json" || die "dfd failed on $name"
+  for tool in "${tools[@]}"; do
+    run_tool "$tool" "$name" "$work/json/$name.$tool.json" || die "$tool failed on $name"
+  done
   # The warm-up's measurements are dropped.
   : >"$work/runs/$name.cli"
-  : >"$work/runs/$name.dfd"
+  for tool in "${tools[@]}"; do : >"$work/runs/$name.$tool"; done
   for ((i = 1; i <= runs; i++)); do
-    order=(cli dfd)
-    ((i % 2 == 0)) && order=(dfd cli)
+    order=(cli "${tools[@]}")
+    ((i % 2 == 0)) && order=("${tools[@]}" cli)
     for tool in "${order[@]}"; do
       run_tool "$tool" "$name" /dev/null || die "$tool failed on $name"
     done
-    log "$name: run $i/$runs: cli $(tail -n 1 "$work/runs/$name.cli" | cut -d' ' -f1) s, dfd $(tail -n 1 "$work/runs/$name.dfd" | cut -d' ' -f1) s"
+    msg="$name: run $i/$runs: cli $(tail -n 1 "$work/runs/$name.cli" | cut -d' ' -f1) s"
+    for tool in "${tools[@]}"; do msg+=", $tool $(tail -n 1 "$work/runs/$name.$tool" | cut -d' ' -f1) s"; done
+    log "$msg"
   done
 done
+
+# serve_has_engine: dfd serve takes --engine. (grep reads all of the help:
+# with -q it could exit first, and pipefail would see dfd's SIGPIPE.)
+serve_has_engine() { "$dfd" serve --help 2>&1 | grep -- '-engine' >/dev/null; }
 
 # ---- warm daemon over LSP --------------------------------------------------
 
 engines=${BENCH_ENGINES:-goja}
-if [[ -z ${BENCH_ENGINES:-} ]] && "$dfd" serve --help 2>&1 | grep -q -- '-engine' &&
+if [[ -z ${BENCH_ENGINES:-} ]] && serve_has_engine &&
   [[ $(node --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/') -ge 20 ]]; then
   engines="goja node"
 fi
 mkdir -p "$work/lsp"
-for name in "${generated[@]}"; do
+# Real projects are edited where they have what lspbench edits: a .sqlx
+# table or view and an includes/*.js file.
+lsp_projects=("${generated[@]}")
+for name in "${real[@]}"; do
+  compgen -G "$work/projects/$name/includes/*.js" >/dev/null || continue
+  # Real files may start with a licence comment, which lspbench's own pick
+  # (a file that starts with its config block) passes over.
+  f=$(grep -rlE "type: *[\"'](table|view)" --include='*.sqlx' "$work/projects/$name/definitions" 2>/dev/null | sort | head -n 1) || true
+  [[ -n $f ]] || continue
+  lsp_projects+=("$name")
+  edit_file+=("$name=${f#"$work/projects/$name/"}")
+done
+for name in "${lsp_projects[@]}"; do
   for engine in $engines; do
     serve_args=""
-    if "$dfd" serve --help 2>&1 | grep -q -- '-engine'; then
+    if serve_has_engine; then
       serve_args="--engine=$engine" # explicit: the default (auto) picks by project size
     fi
-    log "$name: warm daemon ($engine engine), $runs edits of each kind"
-    "$work/bin/lspbench" -dfd "$dfd" -project "$work/projects/$name" -runs "$runs" -serve-args "$serve_args" \
+    edit=""
+    for e in "${edit_file[@]}"; do [[ ${e%%=*} == "$name" ]] && edit=${e#*=}; done
+    log "$name: warm daemon ($engine engine), $runs edits of each kind${edit:+ of $edit}"
+    "$work/bin/lspbench" -dfd "$dfd" -project "$work/projects/$name" -runs "$runs" -serve-args "$serve_args" -file "$edit" \
       >"$work/lsp/$name.$engine.json" || die "lspbench failed on $name ($engine)"
   done
 done
@@ -192,6 +268,13 @@ if [[ $jit_runs != 0 ]]; then
   log "JiT latency: warm worker vs the CLI's per-action process, $jit_runs requests per case"
   (cd "$repo" && go test ./jit -run '^$' -bench 'JitWarm|JitCLIWay' -benchtime "${jit_runs}x" -count 1 -timeout 30m) \
     >"$work/jit.txt" 2>&1 || { cat "$work/jit.txt" >&2; die "the JiT benchmarks failed"; }
+fi
+# ---- editor latency ---------------------------------------------------------
+
+if [[ ${BENCH_EDITOR:-1} == 1 ]]; then
+  log "editor latency: bench/editor.sh"
+  EDITOR_BENCH_WORK=$work BENCH_DFD=$dfd BENCH_SIZES=$sizes BENCH_SEED=$seed BENCH_OUT=$work/editor.md \
+    "$repo/bench/editor.sh" >&2 || die "bench/editor.sh failed"
 fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -223,8 +306,10 @@ mkdir -p "$(dirname "$out")"
   echo "## Cold compile"
   echo
   echo "Both tools run as cold processes, each with its defaults (dfd's engine is \`auto\`: Node.js workers from 150 source"
-  echo "files when node ≥ 20 is installed, as here; goja below that):"
-  echo "\`node @dataform/cli/bundle.js compile <dir> --json\` and \`dfd compile <dir> --json\`."
+  echo "files, or when goja would take half a second longer (daemon.DefaultNodeMinExcess), when node ≥ 20 is installed,"
+  echo "as here; goja otherwise):"
+  echo "\`node @dataform/cli/bundle.js compile <dir> --json\` and \`dfd compile <dir> --json\`; the big-sqlx projects"
+  echo "also with \`--engine=goja\` and \`--engine=node\`, against the same CLI runs."
   echo "$runs timed runs per tool and project, alternating between the tools after one untimed warm-up run each."
   echo "Wall and CPU (user + system, all processes) times are medians, with min–max for wall, in seconds. Peak RSS is the"
   echo "median over runs of the peak resident memory summed over the tool's processes (the CLI runs a main process and a"
@@ -245,16 +330,20 @@ mkdir -p "$(dirname "$out")"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
   for name in "${projects[@]}"; do
     read -r cm cl ch < <(stats "$work/runs/$name.cli" 1)
-    read -r dm dl dh < <(stats "$work/runs/$name.dfd" 1)
     read -r crss _ _ < <(stats "$work/runs/$name.cli" 2)
-    read -r drss _ _ < <(stats "$work/runs/$name.dfd" 2)
     read -r ccpu _ _ < <(stats "$work/runs/$name.cli" 3)
-    read -r dcpu _ _ < <(stats "$work/runs/$name.dfd" 3)
-    awk -v n="$name" -v a="$(count_actions "$work/json/$name.cli.json")" -v f="$(count_files "$work/projects/$name")" \
-      -v cm="$cm" -v cl="$cl" -v ch="$ch" -v dm="$dm" -v dl="$dl" -v dh="$dh" -v cr="$crss" -v dr="$drss" -v cc="$ccpu" -v dc="$dcpu" \
-      -v cmp="$(compare "$work/json/$name.cli.json" "$work/json/$name.dfd.json")" \
-      'BEGIN { printf "| %s | %d | %d | %.2f (%.2f–%.2f) | %.2f (%.2f–%.2f) | %.2f× | %.2f | %.2f | %.2f× | %.0f | %.0f | %s |\n",
-        n, a, f, cm, cl, ch, dm, dl, dh, cm / dm, cc, dc, cc / dc, cr / 1024, dr / 1024, cmp }'
+    for tool in $(dfd_tools "$name"); do
+      read -r dm dl dh < <(stats "$work/runs/$name.$tool" 1)
+      read -r drss _ _ < <(stats "$work/runs/$name.$tool" 2)
+      read -r dcpu _ _ < <(stats "$work/runs/$name.$tool" 3)
+      label=$name
+      [[ $tool != dfd ]] && label+=" (--engine=${tool#dfd-})"
+      awk -v n="$label" -v a="$(count_actions "$work/json/$name.cli.json")" -v f="$(count_files "$work/projects/$name")" \
+        -v cm="$cm" -v cl="$cl" -v ch="$ch" -v dm="$dm" -v dl="$dl" -v dh="$dh" -v cr="$crss" -v dr="$drss" -v cc="$ccpu" -v dc="$dcpu" \
+        -v cmp="$(compare "$work/json/$name.cli.json" "$work/json/$name.$tool.json")" \
+        'BEGIN { printf "| %s | %d | %d | %.2f (%.2f–%.2f) | %.2f (%.2f–%.2f) | %.2f× | %.2f | %.2f | %.2f× | %.0f | %.0f | %s |\n",
+          n, a, f, cm, cl, ch, dm, dl, dh, cm / dm, cc, dc, cc / dc, cr / 1024, dr / 1024, cmp }'
+    done
   done
   echo
   echo "CLI / dfd above 1 means dfd is faster or uses less CPU."
@@ -270,7 +359,7 @@ mkdir -p "$(dirname "$out")"
   echo
   echo "| project | actions | engine | open s | edit ms | includes edit ms | CLI cold / dfd edit | peak RSS MB (processes) |"
   echo "|---|---:|---|---:|---:|---:|---:|---:|"
-  for name in "${generated[@]}"; do
+  for name in "${lsp_projects[@]}"; do
     read -r cm _ _ < <(stats "$work/runs/$name.cli" 1)
     for engine in $engines; do
       node -e '
@@ -310,6 +399,10 @@ mkdir -p "$(dirname "$out")"
       $1 ~ "^BenchmarkJitWarm/3-cached-calls(-[0-9]+)?$" { printf "| 3, cached (answers sent with the request) | %.2f (%.2f) | | | |\n", metric("p50-ms"), metric("p95-ms") }
     ' "$work/jit.txt"
   fi
+  if [[ -f $work/editor.md ]]; then
+    echo
+    cat "$work/editor.md"
+  fi
   echo
   echo "## Raw runs"
   echo
@@ -318,7 +411,9 @@ mkdir -p "$(dirname "$out")"
   echo '```'
   for name in "${projects[@]}"; do
     printf '%-24s cli: %s\n' "$name" "$(tr '\n' ';' <"$work/runs/$name.cli" | sed 's/;$//; s/;/; /g')"
-    printf '%-24s dfd: %s\n' "" "$(tr '\n' ';' <"$work/runs/$name.dfd" | sed 's/;$//; s/;/; /g')"
+    for tool in $(dfd_tools "$name"); do
+      printf '%-24s %s: %s\n' "" "$tool" "$(tr '\n' ';' <"$work/runs/$name.$tool" | sed 's/;$//; s/;/; /g')"
+    done
   done
   echo '```'
 } >"$out"

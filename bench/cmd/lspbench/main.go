@@ -5,7 +5,8 @@
 //
 //   - open: from initialize to the first compile's dfd/previewChanged;
 //   - edit: an unsaved edit of one .sqlx file (didChange adding a comment
-//     line) until dfd/preview of that file shows it;
+//     line) until dfd/preview of that file shows it (-file, or the first
+//     table or view .sqlx);
 //   - includes: an unsaved edit of an includes/ file until dfd/preview of
 //     the .sqlx file answers from a compile that covers it (every file can
 //     use includes, so the whole project is recompiled);
@@ -14,7 +15,7 @@
 // processes every 25 ms. The as-you-type debounce is set to 1 ms so that
 // the figures are the recompile, not the deliberate delay.
 //
-//	lspbench -dfd bin/dfd -project DIR [-runs 5] [-serve-args "--engine=node"]
+//	lspbench -dfd bin/dfd -project DIR [-runs 5] [-serve-args "--engine=node"] [-file definitions/x.sqlx]
 //
 // It prints one JSON object (see result) on stdout. -mode diagnostics and
 // -mode requests measure edit → diagnostics and the editor's read-only
@@ -65,6 +66,7 @@ func main() {
 	runs := flag.Int("runs", 5, "timed edits of each kind")
 	serveArgs := flag.String("serve-args", "", "extra arguments of `dfd serve`, space-separated")
 	timeout := flag.Duration("timeout", 20*time.Minute, "give up after this long")
+	edit := flag.String("file", "", "the .sqlx file to edit, relative to the project (default: the first table or view .sqlx)")
 	flag.Parse()
 	if *project == "" {
 		fmt.Fprintln(os.Stderr, "lspbench: -project is required")
@@ -75,7 +77,7 @@ func main() {
 	if *mode != "preview" {
 		os.Exit(runMode(ctx, *mode, *dfd, *project, *runs, strings.Fields(*serveArgs)))
 	}
-	res, err := run(ctx, *dfd, *project, *runs, strings.Fields(*serveArgs))
+	res, err := run(ctx, *dfd, *project, *edit, *runs, strings.Fields(*serveArgs))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lspbench:", err)
 		os.Exit(1)
@@ -94,7 +96,7 @@ func (p pipes) Close() error {
 	return p.ReadCloser.Close()
 }
 
-func run(ctx context.Context, dfd, project string, runs int, serveArgs []string) (*result, error) {
+func run(ctx context.Context, dfd, project, edit string, runs int, serveArgs []string) (*result, error) {
 	root, err := filepath.Abs(project)
 	if err != nil {
 		return nil, err
@@ -102,9 +104,11 @@ func run(ctx context.Context, dfd, project string, runs int, serveArgs []string)
 	if root, err = filepath.EvalSymlinks(root); err != nil {
 		return nil, err
 	}
-	file, err := pickSQLX(root)
-	if err != nil {
-		return nil, err
+	file := filepath.Join(root, filepath.FromSlash(edit))
+	if edit == "" {
+		if file, err = pickSQLX(root); err != nil {
+			return nil, err
+		}
 	}
 	include, err := pickInclude(root)
 	if err != nil {
