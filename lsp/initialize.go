@@ -104,6 +104,8 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 			CodeActionProvider: &protocol.CodeActionOptions{
 				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix},
 			},
+			DocumentLinkProvider: &protocol.DocumentLinkOptions{},
+			FoldingRangeProvider: protocol.Boolean(true),
 			Workspace: &protocol.WorkspaceOptions{
 				WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
 					Supported:           &yes,
