@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/dfdtools/dfd/compile"
@@ -77,22 +76,21 @@ func NewPooledWith(pools *jit.Pools, opts PooledOptions) RunnerFactory {
 	if opts.NodeMinFiles <= 0 {
 		opts.NodeMinFiles = DefaultNodeMinFiles
 	}
-	refs := &poolRefs{pools: pools, n: map[jit.Key]int{}}
 	return func(ctx context.Context, p *project.Project, core *project.Core, log *slog.Logger) (Runner, error) {
 		key := jit.Key{Root: p.Root, BundlePath: core.BundlePath, CoreVersion: core.Version}
-		jitPool, err := refs.acquire(key)
+		jitPool, release, err := pools.Acquire(key)
 		if err != nil {
 			return nil, err
 		}
-		r := &pooled{p: p, refs: refs, jitKey: key, jitPool: jitPool, key: key, pool: jitPool}
+		r := &pooled{p: p, jitPool: jitPool, pool: jitPool, releases: []func(){release}}
 		if engine := compileEngine(pools, p, core, opts, log); engine != EngineGoja {
 			nk := key
 			nk.Engine = engine
-			pool, err := refs.acquire(nk)
+			pool, release, err := pools.Acquire(nk)
 			if err == nil {
 				err = pool.Prewarm(ctx)
 				if err != nil {
-					refs.release(nk)
+					release()
 				}
 			}
 			if err != nil {
@@ -100,7 +98,8 @@ func NewPooledWith(pools *jit.Pools, opts PooledOptions) RunnerFactory {
 				// compiles, on goja.
 				log.Warn("the "+engine+" engine cannot be used; compiling on goja", "project", p.Root, "err", err)
 			} else {
-				r.key, r.pool = nk, pool
+				r.pool = pool
+				r.releases = append(r.releases, release)
 				log.Info("compiling on the "+engine+" engine", "project", p.Root)
 			}
 		}
@@ -136,49 +135,15 @@ func compileEngine(pools *jit.Pools, p *project.Project, core *project.Core, opt
 	}
 }
 
-// poolRefs counts the runners of each pool: a project reopened with the
-// same core gets its new runner before the old one is closed, and the
-// workers must outlive that hand-over.
-type poolRefs struct {
-	pools *jit.Pools
-	mu    sync.Mutex // guards n
-	n     map[jit.Key]int
-}
-
-func (r *poolRefs) acquire(k jit.Key) (*jit.Pool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	p, err := r.pools.Get(k)
-	if err == nil {
-		r.n[k]++
-	}
-	return p, err
-}
-
-func (r *poolRefs) release(k jit.Key) {
-	r.mu.Lock()
-	r.n[k]--
-	last := r.n[k] <= 0
-	if last {
-		delete(r.n, k)
-	}
-	r.mu.Unlock()
-	if last {
-		r.pools.Remove(k)
-	}
-}
-
 type pooled struct {
-	p    *project.Project
-	refs *poolRefs
-	// pool (key) compiles; jitPool (jitKey) runs JiT code. They are the
-	// same goja pool unless compiles run on another engine.
+	p *project.Project
+	// pool compiles; jitPool runs JiT code. They are the same goja pool
+	// unless compiles run on another engine.
 	pool    *jit.Pool
-	key     jit.Key
 	jitPool *jit.Pool
-	jitKey  jit.Key
-
-	once sync.Once
+	// releases give back the references to them (jit.Pools.Acquire): the
+	// last runner of a pool to close ends its workers.
+	releases []func()
 }
 
 // Compile implements Runner.
@@ -219,13 +184,11 @@ func (r *pooled) Jit(ctx context.Context, rpc engine.RPC, job jit.JitJob) ([]byt
 	return out.Response, nil
 }
 
-// Close implements Runner: it ends the project's workers.
+// Close implements Runner: it ends the project's workers unless another
+// runner of the project still uses them.
 func (r *pooled) Close() error {
-	r.once.Do(func() {
-		r.refs.release(r.jitKey)
-		if r.key != r.jitKey {
-			r.refs.release(r.key)
-		}
-	})
+	for _, release := range r.releases {
+		release() // does nothing the second time
+	}
 	return nil
 }
