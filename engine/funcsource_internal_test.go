@@ -61,14 +61,11 @@ func allArrows(prg *ast.Program) []*ast.ArrowFunctionLiteral {
 // arrow function with its span as acorn (the parser of the CLI's vm2)
 // reports it, which is V8's Function.prototype.toString text.
 func TestArrowSourcesMatchAcorn(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not found in PATH")
-	}
+	node := testenv.Node(t)
 	nodeModules := filepath.Dir(filepath.Dir(filepath.Dir(testenv.CLIBundle(t))))
 	acorn := filepath.Join(nodeModules, "acorn")
 	if _, err := os.Stat(acorn); err != nil {
-		t.Skipf("acorn not found next to the CLI: %v", err)
+		t.Fatalf("acorn (the CLI's parser, the oracle here) not found next to the CLI: %v", err)
 	}
 	corpus := map[string]string{}
 	for _, v := range []string{"3.0.62", "3.0.59", "3.0.52"} {

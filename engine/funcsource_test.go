@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dfdtools/dfd/internal/testenv"
 	"github.com/dop251/goja"
 )
 
@@ -107,9 +108,7 @@ var functionShapes = []string{
 // functions defined in project files (through dfd's runtime: core's
 // `.jitCode(fn)` stores fn.toString()), exactly the text V8 gives.
 func TestFunctionSource(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not found in PATH: it is the reference for Function.prototype.toString")
-	}
+	node := testenv.Node(t) // the reference for Function.prototype.toString
 	var src strings.Builder
 	src.WriteString("const shapes = [];\n")
 	for _, s := range functionShapes {
@@ -126,7 +125,7 @@ const publish = (name) => ({ jitCode(f) { out[Number(name.slice(6))] = f.toStrin
 vm.runInNewContext(src, { publish });
 process.stdout.write(JSON.stringify(out));
 `
-	cmd := exec.Command("node", "-e", nodeScript)
+	cmd := exec.Command(node, "-e", nodeScript)
 	cmd.Stdin = strings.NewReader(src.String())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
