@@ -34,11 +34,14 @@ func completionLabels(t *testing.T, s *session, path, marker string, delta int) 
 }
 
 // Column names from the project's declarations: after an alias (explicit
-// or the table's name) and in a SELECT list; nowhere else.
+// or the table's name) and in the clauses that name columns (SELECT,
+// WHERE, GROUP BY, HAVING, QUALIFY, ORDER BY, JOIN … ON); not in FROM,
+// LIMIT or comments.
 func TestCompletionColumnsFromProject(t *testing.T) {
 	s, root := shopSession(t)
 	path := filepath.Join(root, "definitions", "cols.sqlx")
-	text := "config {\n  type: \"view\",\n  \n}\nSELECT o.am, ord , raw_orders. FROM ${ref(\"raw_orders\")} AS o\nWHERE x. AND o.\n-- o.\n"
+	text := "config {\n  type: \"view\",\n  \n}\nSELECT o.am, ord , raw_orders. FROM ${ref(\"raw_orders\")} AS o\nWHERE x. AND o.\n-- o.\n" +
+		"GROUP BY  HAVING  QUALIFY  ORDER BY  LIMIT  \n"
 	if err := s.ed.OpenText(s.ctx, path, text); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +54,13 @@ func TestCompletionColumnsFromProject(t *testing.T) {
 		{"ord ", 3, "amount_cents,order_id"},          // in the SELECT list
 		{"raw_orders. ", 11, "amount_cents,order_id"}, // the table's own name
 		{"AND o.", 6, "amount_cents,order_id"},        // alias outside the SELECT list
-		{"WHERE ", 6, ""},                             // not a SELECT list
+		{"WHERE ", 6, "amount_cents,order_id"},        // WHERE
+		{"GROUP BY ", 9, "amount_cents,order_id"},     // GROUP BY
+		{"HAVING ", 7, "amount_cents,order_id"},       // HAVING
+		{"QUALIFY ", 8, "amount_cents,order_id"},      // QUALIFY
+		{"ORDER BY ", 9, "amount_cents,order_id"},     // ORDER BY
+		{"LIMIT ", 6, ""},                             // not a clause of columns
+		{"FROM ", 5, ""},                              // nor FROM
 		{"x.", 2, ""},                                 // unknown alias
 		{"-- o.", 5, ""},                              // comment
 	} {

@@ -14,9 +14,9 @@ import (
 // Column completion in the SQL of a .sqlx file: after "alias." the
 // columns of the table the alias names (an explicit alias after the ref's
 // placeholder, or the table's own name); after "alias.col." (or "col." of
-// a ref'd table) the fields of that STRUCT column; and in a SELECT list
-// (between SELECT and the next FROM) the columns of every table the file
-// refs. Columns come from the project (declarations' and actions'
+// a ref'd table) the fields of that STRUCT column; and in the clauses
+// that name columns (SELECT, WHERE, GROUP BY, HAVING, QUALIFY, ORDER BY,
+// JOIN … ON; not FROM or LIMIT) the columns of every table the file refs. Columns come from the project (declarations' and actions'
 // `columns`) and from the metadata source, whose nested fields are dotted
 // paths ("page.url").
 
@@ -65,7 +65,7 @@ func (s *Server) completeColumns(ctx context.Context, f *fileCtx, off int) []pro
 		if len(path) > 0 {
 			prefix = strings.Join(path, ".") + "."
 		}
-	} else if x.InSelectList(f.text, off) {
+	} else if x.InColumnClause(f.text, off) {
 		partial = wordBefore(line)
 		chosen = tables
 	}

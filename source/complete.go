@@ -744,12 +744,32 @@ var clauses = map[string]bool{
 
 // InSelectList reports whether offset is between a SELECT and its FROM (or
 // the next clause) in the SQL of the statement it is in: the last clause
-// word before it, outside ${} placeholders, is SELECT. It reads backwards
-// from offset, so a long statement costs only what lies between the
-// cursor and its clause.
+// word before it, outside ${} placeholders, is SELECT.
 func (x *SQLX) InSelectList(src []byte, offset int) bool {
+	return x.ClauseAt(src, offset) == "select"
+}
+
+// columnClauses are the clauses whose expressions name columns of the
+// tables the statement reads: SELECT, WHERE, GROUP BY, HAVING, QUALIFY,
+// ORDER BY (a window's ORDER BY too) and JOIN … ON.
+var columnClauses = map[string]bool{"select": true, "where": true, "group": true, "having": true, "qualify": true, "order": true, "on": true}
+
+// InColumnClause reports whether offset is in a clause whose expressions
+// name columns (columnClauses): where column completion belongs, and not
+// in FROM, JOIN's table, LIMIT or WINDOW.
+func (x *SQLX) InColumnClause(src []byte, offset int) bool {
+	return columnClauses[x.ClauseAt(src, offset)]
+}
+
+// ClauseAt is the clause offset is in, in the SQL of the statement it is
+// in: the last clause word before it (lower case: "select", "from",
+// "where", "group", "order", "having", "qualify", "limit", "union",
+// "join", "on", "window"), outside ${} placeholders; "" before any. It
+// reads backwards from offset, so a long statement costs only what lies
+// between the cursor and its clause.
+func (x *SQLX) ClauseAt(src []byte, offset int) string {
 	if offset < 0 || offset > len(src) {
-		return false
+		return ""
 	}
 	start := 0
 	if b, ok := x.Config(); ok && b.Span.End <= offset {
@@ -791,8 +811,8 @@ func (x *SQLX) InSelectList(src []byte, offset int) bool {
 			i--
 		}
 		if w := strings.ToLower(string(src[i+1 : end])); clauses[w] {
-			return w == "select"
+			return w
 		}
 	}
-	return false
+	return ""
 }

@@ -251,3 +251,29 @@ func TestInSelectListMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// Column completion belongs in the clauses that name columns, including
+// a window's ORDER BY and a JOIN's ON, and not in FROM, a JOIN's table or
+// LIMIT; ${…} placeholders and keywords inside them do not count.
+func TestInColumnClause(t *testing.T) {
+	const src = "SELECT a, ROW_NUMBER() OVER (PARTITION BY b ORDER BY c) AS n\n" +
+		"FROM ${ref(\"t\", {where: 1})} AS t JOIN u ON u.id = t.id\n" +
+		"WHERE x GROUP BY y HAVING z QUALIFY q ORDER BY o LIMIT 5"
+	x := ScanSQLX([]byte(src))
+	for _, c := range []struct {
+		at   string
+		want bool
+	}{
+		{"a,", true}, {"b ORDER", true}, {"c)", true}, {"AS t", false}, {"ref(", false},
+		{"u ON", false}, {"u.id", true}, {"x GROUP", true}, {"y HAVING", true}, {"z QUALIFY", true},
+		{"q ORDER", true}, {"o LIMIT", true}, {"5", false},
+	} {
+		off := strings.Index(src, c.at)
+		if off < 0 {
+			t.Fatalf("%q not in the statement", c.at)
+		}
+		if got := x.InColumnClause([]byte(src), off); got != c.want {
+			t.Errorf("at %q: InColumnClause %v (clause %q), want %v", c.at, got, x.ClauseAt([]byte(src), off), c.want)
+		}
+	}
+}
