@@ -37,6 +37,7 @@ func commands() []command {
 	return []command{
 		{"check", "Analyse every action's SQL with GoogleSQL, BigQuery's analyzer: unknown columns and tables, type errors (for CI)", runCheck},
 		{"compile", "Compile a Dataform project; --json prints the graph like `dataform compile --json`", runCompile},
+		{"format", "Format the SQL of .sqlx files with GoogleSQL's formatter; --check for CI", runFormat},
 		{"jit", "Preview the SQL a JiT action produces (runs its jitCode under the preview policy)", runJit},
 		{"lineage", "Column-level lineage of an action: each column's direct inputs and its warehouse origins", runLineage},
 		{"metadata", "BigQuery metadata: snapshot (offline file), refresh, status, clear the cache", runMetadata},

@@ -46,10 +46,11 @@ var rules = map[string][]string{
 	"jit/nodeworker": {"engine", "jit/...", "internal/heapwatch"},
 
 	"sqlcheck":  {"gsql", "source", "adapters", "protos/dataformpb"},
+	"sqlxfmt":   {"gsql", "source"}, // dfd format: GoogleSQL's formatter on SQLX's SQL parts
 	"workspace": {"source", "project", "settings"},
 	"lsp":       {"workspace", "source", "settings"},
 
-	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "sqlcheck", "project", "protos/dataformpb"},
+	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "sqlcheck", "sqlxfmt", "project", "protos/dataformpb"},
 	"cmd/...": {"..."},
 
 	"internal/...": {"..."},

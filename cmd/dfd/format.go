@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/dfdtools/dfd/sqlxfmt"
+)
+
+// runFormat is `dfd format [--check] [PATHS…]`: the SQL of .sqlx files
+// through GoogleSQL's formatter (package sqlxfmt). Exit status: 0 when
+// every file is formatted (or, without --check, has been rewritten); 1
+// with --check when a file would change; 2 on usage errors and files that
+// cannot be read or written. Parts left as written (a comment inside the
+// SQL, SQL GoogleSQL does not parse) are reported on stderr as
+// file:line: lines and do not fail the run: the file is as good as dfd
+// can safely make it.
+func runFormat(ctx context.Context, env *cmdEnv, args []string) int {
+	fset := newFlagSet("format", env.stderr)
+	check := fset.Bool("check", false, "change nothing: list the files that formatting would change and exit 1 if there are any")
+	quiet := fset.Bool("quiet", false, "do not report the parts left as written")
+	fset.Usage = func() {
+		fmt.Fprintln(env.stderr, "Usage: dfd format [--check] [--quiet] [PATHS…]")
+		fmt.Fprintln(env.stderr, "Formats the SQL of .sqlx files (the query, pre_operations and post_operations) with")
+		fmt.Fprintln(env.stderr, "GoogleSQL's formatter; ${…} placeholders, config and js blocks stay as written.")
+		fmt.Fprintln(env.stderr, "PATHS are files or directories (default: the current directory; node_modules and")
+		fmt.Fprintln(env.stderr, "hidden directories are skipped). SQL that cannot be formatted safely is left as")
+		fmt.Fprintln(env.stderr, "written, with a message.")
+		fset.PrintDefaults()
+	}
+	paths, err := parseInterspersed(fset, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	files, err := sqlxFiles(paths)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "dfd format: %v\n", err)
+		return 2
+	}
+	code, changed := 0, 0
+	for _, f := range files {
+		if ctx.Err() != nil {
+			return 2
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "dfd format: %v\n", err)
+			code = 2
+			continue
+		}
+		res, err := sqlxfmt.Format(src)
+		if err != nil {
+			fmt.Fprintf(env.stderr, "dfd format: %s: %v\n", f, err)
+			return 2
+		}
+		if !*quiet {
+			for _, p := range res.Problems {
+				fmt.Fprintf(env.stderr, "%s:%d: %s\n", f, p.Line, p.Message)
+			}
+		}
+		if !res.Changed || bytes.Equal(res.Text, src) {
+			continue
+		}
+		changed++
+		if *check {
+			fmt.Fprintln(env.stdout, f)
+			if code == 0 {
+				code = 1
+			}
+			continue
+		}
+		if err := writeKeepingMode(f, res.Text); err != nil {
+			fmt.Fprintf(env.stderr, "dfd format: %v\n", err)
+			code = 2
+			continue
+		}
+		fmt.Fprintln(env.stdout, f)
+	}
+	if *check && changed > 0 {
+		fmt.Fprintf(env.stderr, "%d of %d file(s) would be reformatted\n", changed, len(files))
+	}
+	return code
+}
+
+// sqlxFiles are the .sqlx files of paths: files as given (whatever their
+// extension: the user named them), directories walked, sorted and
+// without duplicates.
+func sqlxFiles(paths []string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, root := range paths {
+		info, err := os.Stat(root)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			add(filepath.Clean(root))
+			continue
+		}
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if p != root && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.HasSuffix(p, ".sqlx") && d.Type().IsRegular() {
+				add(p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", root, err)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// writeKeepingMode replaces a file's content through a temporary file in
+// its directory, so that an interrupted run never leaves half a file.
+func writeKeepingMode(path string, data []byte) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".dfd-format-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

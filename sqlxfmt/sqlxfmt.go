@@ -1,0 +1,366 @@
+// Package sqlxfmt formats the SQL of SQLX files (dfd format,
+// textDocument/formatting): the query and the pre_operations and
+// post_operations blocks go through GoogleSQL's formatter (gsql.FormatSQL,
+// with its safety checks), while ${…} placeholders and everything that is
+// not SQL (config, js, incremental_where and input blocks, --- separators)
+// stay byte for byte. What cannot be formatted safely — a comment inside
+// the SQL, a placeholder where an identifier cannot stand, SQL GoogleSQL
+// does not parse — is left as written, with a Problem saying where and why.
+package sqlxfmt
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dfdtools/dfd/gsql"
+	"github.com/dfdtools/dfd/source"
+)
+
+// Problem is a part of a file left as written, and why.
+type Problem struct {
+	// Offset is the byte offset the problem is about; Line is its line
+	// (1-based).
+	Offset, Line int
+	Message      string
+}
+
+func (p Problem) String() string { return fmt.Sprintf("%d: %s", p.Line, p.Message) }
+
+// Result is a formatted file.
+type Result struct {
+	Text     []byte
+	Changed  bool
+	Problems []Problem
+}
+
+// Format formats a whole SQLX file.
+func Format(src []byte) (Result, error) { return FormatRange(src, 0, len(src)) }
+
+// FormatRange formats the SQL parts of a SQLX file that the byte range
+// [start, end] touches. Errors are failures of the engine (GoogleSQL not
+// starting); everything about the file itself is a Problem. The result is
+// stable: formatting it again changes nothing (a file for which that does
+// not hold is left as written).
+func FormatRange(src []byte, start, end int) (Result, error) {
+	res, err := formatOnce(src, start, end)
+	if err != nil || !res.Changed {
+		return res, err
+	}
+	// Stable: formatting the result again changes nothing. For a range,
+	// the regions it formatted are stable exactly when formatting the
+	// whole result gives what formatting the whole original gives.
+	again, err := formatOnce(res.Text, 0, len(res.Text))
+	if err != nil {
+		return Result{Text: src}, err
+	}
+	want := res
+	if start > 0 || end < len(src) {
+		if want, err = formatOnce(src, 0, len(src)); err != nil {
+			return Result{Text: src}, err
+		}
+	}
+	if string(again.Text) != string(want.Text) {
+		return Result{Text: src, Problems: append(res.Problems, Problem{Line: 1, Message: "formatting is not stable on this file; it was left as written"})}, nil
+	}
+	return res, nil
+}
+
+func formatOnce(src []byte, start, end int) (Result, error) {
+	res := Result{Text: src}
+	problem := func(off int, msg string) {
+		res.Problems = append(res.Problems, Problem{Offset: off, Line: lineOf(src, off), Message: msg})
+	}
+	if !utf8.Valid(src) {
+		off := 0
+		for off < len(src) {
+			r, n := utf8.DecodeRune(src[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		problem(off, "the file is not valid UTF-8; it was left as written")
+		return res, nil
+	}
+	if i := strings.IndexByte(string(src), '\r'); i >= 0 {
+		problem(i, "the file has carriage returns (CRLF line ends); it was left as written")
+		return res, nil
+	}
+	x := source.ScanSQLX(src)
+	for _, b := range x.Blocks {
+		if !b.Closed {
+			problem(b.Span.Start, fmt.Sprintf("the %s block is never closed; the file was left as written", b.Kind))
+			return res, nil
+		}
+	}
+	for _, p := range x.Placeholders {
+		if src[p.End-1] != '}' || p.End-p.Start < 3 {
+			problem(p.Start, "a ${ is never closed; the file was left as written")
+			return res, nil
+		}
+	}
+	regions := sqlRegions(x, len(src))
+	out := make([]byte, 0, len(src)+len(src)/4)
+	last := 0
+	for _, r := range regions {
+		if r.End < start || r.Start > end {
+			continue
+		}
+		text, err := formatRegion(src, x, r, problem)
+		if err != nil {
+			return Result{Text: src}, err
+		}
+		out = append(out, src[last:r.Start]...)
+		out = append(out, text...)
+		last = r.End
+	}
+	out = append(out, src[last:]...)
+	if string(out) == string(src) {
+		return res, nil
+	}
+	if err := sameStructure(src, x, out); err != nil {
+		problem(0, "formatting would change the file's structure ("+err.Error()+"); it was left as written")
+		return res, nil
+	}
+	res.Text, res.Changed = out, true
+	return res, nil
+}
+
+// region is a run of SQL between blocks and separators: [Start, End) of
+// the file; block is true inside a pre_operations or post_operations
+// block (whose SQL is indented).
+type region struct {
+	source.Span
+	block bool
+}
+
+// sqlRegions are the SQL parts formatting touches: the top level outside
+// blocks, and the bodies of pre_operations and post_operations, each cut
+// at its --- separators (which stay where they are).
+func sqlRegions(x *source.SQLX, n int) []region {
+	var out []region
+	cut := func(sp source.Span, block int, inBlock bool) {
+		at := sp.Start
+		for _, s := range x.Separators {
+			if s.Block == block && s.Span.Start >= sp.Start && s.Span.End <= sp.End {
+				out = append(out, region{source.Span{Start: at, End: s.Span.Start}, inBlock})
+				at = s.Span.End
+			}
+		}
+		out = append(out, region{source.Span{Start: at, End: sp.End}, inBlock})
+	}
+	at := 0
+	for i, b := range x.Blocks {
+		cut(source.Span{Start: at, End: b.Span.Start}, -1, false)
+		if b.Kind == source.PreOperationsBlock || b.Kind == source.PostOperationsBlock {
+			cut(b.Body, i, true)
+		}
+		at = b.Span.End
+	}
+	cut(source.Span{Start: at, End: n}, -1, false)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out
+}
+
+const phPrefix = "__dfd_ph_"
+
+// placeholderName is the identifier that stands for the k-th placeholder
+// of a region. Inside a `quoted identifier` it has spaces, so that the
+// formatter keeps the quotes (it unquotes what would be a plain name).
+func placeholderName(k int, quoted bool) string {
+	if quoted {
+		return "__dfd ph " + strconv.Itoa(k) + "__"
+	}
+	return phPrefix + strconv.Itoa(k) + "__"
+}
+
+func isPlaceholderWord(w string) bool {
+	return strings.Contains(w, phPrefix) || strings.Contains(w, "__dfd ph ")
+}
+
+// formatRegion returns the formatted text of one region, or the region as
+// written (with a problem) when it cannot be formatted safely.
+func formatRegion(src []byte, x *source.SQLX, r region, problem func(int, string)) (string, error) {
+	orig := string(src[r.Start:r.End])
+	if strings.Contains(orig, phPrefix) || strings.Contains(orig, "__dfd ph ") {
+		problem(r.Start, "the SQL contains dfd's placeholder names; it was left as written")
+		return orig, nil
+	}
+	var phs []source.Span
+	for _, p := range x.Placeholders {
+		if p.Start >= r.Start && p.End <= r.End {
+			phs = append(phs, p)
+		}
+	}
+	// Substitute each placeholder, first with the plain name to find which
+	// ones stand inside quoted identifiers, then for good.
+	subst := func(quoted map[int]bool) (string, map[string]string) {
+		var b strings.Builder
+		names := map[string]string{}
+		at := r.Start
+		for k, p := range phs {
+			b.Write(src[at:p.Start])
+			name := placeholderName(k, quoted[k])
+			names[name] = string(src[p.Start:p.End])
+			b.WriteString(name)
+			at = p.End
+		}
+		b.Write(src[at:r.End])
+		return b.String(), names
+	}
+	text, _ := subst(nil)
+	toks, err := gsql.Tokens(text)
+	if err != nil {
+		problem(r.Start, "cannot read the SQL ("+err.Error()+"); it was left as written")
+		return orig, nil
+	}
+	quoted := map[int]bool{}
+	for _, t := range toks {
+		if t.Kind != gsql.QuotedIdent {
+			continue
+		}
+		for k := range phs {
+			if strings.Contains(text[t.Start:t.End], placeholderName(k, false)) {
+				quoted[k] = true
+			}
+		}
+	}
+	text, names := subst(quoted)
+	if toks, err = gsql.Tokens(text); err != nil {
+		problem(r.Start, "cannot read the SQL ("+err.Error()+"); it was left as written")
+		return orig, nil
+	}
+	first, lastTok := -1, -1
+	for i, t := range toks {
+		if t.Kind != gsql.Comment {
+			if first < 0 {
+				first = i
+			}
+			lastTok = i
+		}
+	}
+	if first < 0 {
+		return orig, nil // whitespace and comments only
+	}
+	core := text[toks[first].Start:toks[lastTok].End]
+	lead, trail := text[:toks[first].Start], text[toks[lastTok].End:]
+	formatted, err := gsql.FormatSQL(core, gsql.FormatOptions{Opaque: isPlaceholderWord})
+	if err != nil {
+		var fe *gsql.FormatError
+		if !errors.As(err, &fe) {
+			return "", fmt.Errorf("formatting SQL: %w", err)
+		}
+		problem(origOffset(r.Start+toks[first].Start+fe.Offset, text, r.Start, phs, names), fe.Reason)
+		return orig, nil
+	}
+	if r.block {
+		formatted = indent(formatted, "  ")
+		lead = strings.TrimRight(lead, " \t")
+		if !strings.HasSuffix(lead, "\n") {
+			lead += "\n"
+		}
+		trail = strings.TrimRight(trail, " \t")
+		if !strings.HasSuffix(trail, "\n") {
+			trail += "\n"
+		}
+	} else {
+		// The query starts its line, unindented.
+		if i := strings.LastIndexByte(lead, '\n'); i >= 0 && strings.TrimLeft(lead[i+1:], " \t") == "" {
+			lead = lead[:i+1]
+		}
+	}
+	outText := lead + formatted + trail
+	for name, ph := range names {
+		if strings.Count(outText, name) != 1 {
+			problem(r.Start, "formatting would lose or repeat a ${…} placeholder; the SQL was left as written")
+			return orig, nil
+		}
+		outText = strings.Replace(outText, name, ph, 1)
+	}
+	return outText, nil
+}
+
+// origOffset maps an offset of the substituted text (absolute: region
+// start plus offset) back to the file. Placeholders before it shift it by
+// the difference of their lengths.
+func origOffset(abs int, text string, regionStart int, phs []source.Span, names map[string]string) int {
+	rel := abs - regionStart
+	shift := 0
+	at := 0
+	for k, p := range phs {
+		name := placeholderName(k, false)
+		if _, ok := names[name]; !ok {
+			name = placeholderName(k, true)
+		}
+		i := strings.Index(text[at:], name)
+		if i < 0 || at+i >= rel {
+			break
+		}
+		shift += (p.End - p.Start) - len(name)
+		at += i + len(name)
+	}
+	return abs + shift
+}
+
+// indent puts prefix before every line of a formatted SQL text, except
+// lines that start inside a multi-line string literal (whose text must
+// not change).
+func indent(s, prefix string) string {
+	toks, _ := gsql.Tokens(s)
+	inside := func(off int) bool {
+		for _, t := range toks {
+			if off > t.Start && off < t.End {
+				return true
+			}
+		}
+		return false
+	}
+	var b strings.Builder
+	lineStart := true
+	for i := 0; i < len(s); i++ {
+		if lineStart && s[i] != '\n' && !inside(i) {
+			b.WriteString(prefix)
+		}
+		b.WriteByte(s[i])
+		lineStart = s[i] == '\n'
+	}
+	return b.String()
+}
+
+// sameStructure checks that the formatted file has the blocks of the
+// original, with config, js, incremental_where and input blocks byte for
+// byte, and the same placeholders in the same order.
+func sameStructure(src []byte, x *source.SQLX, out []byte) error {
+	y := source.ScanSQLX(out)
+	if len(x.Blocks) != len(y.Blocks) || len(x.Placeholders) != len(y.Placeholders) || len(x.Separators) != len(y.Separators) {
+		return errors.New("blocks, placeholders or separators differ")
+	}
+	for i, b := range x.Blocks {
+		c := y.Blocks[i]
+		if b.Kind != c.Kind || b.Closed != c.Closed {
+			return fmt.Errorf("block %d differs", i+1)
+		}
+		if b.Kind != source.PreOperationsBlock && b.Kind != source.PostOperationsBlock &&
+			string(src[b.Span.Start:b.Span.End]) != string(out[c.Span.Start:c.Span.End]) {
+			return fmt.Errorf("the %s block differs", b.Kind)
+		}
+	}
+	for i, p := range x.Placeholders {
+		q := y.Placeholders[i]
+		if string(src[p.Start:p.End]) != string(out[q.Start:q.End]) {
+			return fmt.Errorf("placeholder %d differs", i+1)
+		}
+	}
+	return nil
+}
+
+func lineOf(src []byte, off int) int {
+	if off > len(src) {
+		off = len(src)
+	}
+	return strings.Count(string(src[:off]), "\n") + 1
+}
