@@ -19,9 +19,12 @@ import (
 func TestSQLDiagnosticsAsYouType(t *testing.T) {
 	root := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
 	snapshot := filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json")
-	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{
-		"metadata": map[string]any{"source": "snapshot", "snapshot": snapshot},
-	}})})
+	s := startServer(t, serverConfig{editor: fakeeditor.Config{
+		Capabilities: fakeeditor.WorkspaceEditCapabilities, // quick fixes
+		InitializationOptions: map[string]any{"dfd": map[string]any{
+			"metadata": map[string]any{"source": "snapshot", "snapshot": snapshot},
+		}},
+	}})
 	s.init(t, root)
 	totals := filepath.Join(root, "definitions", "marts", "customer_totals.sqlx")
 	if err := s.ed.Open(s.ctx, totals); err != nil {
@@ -52,6 +55,19 @@ func TestSQLDiagnosticsAsYouType(t *testing.T) {
 		t.Errorf("the error covers %q, want the misspelt column", got)
 	}
 
+	// Fixed in the unsaved buffer with GoogleSQL's suggestion, a quick
+	// fix: the error goes.
+	_, fix := s.fixFor(t, totals, "Unrecognized name: amount_cent", "Change to amount_cents")
+	if err := s.ed.ApplyEdit(s.ctx, fix.Edit); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(s.ed.Text(totals), "SUM(amount_cents)") {
+		t.Fatalf("after the fix:\n%s", s.ed.Text(totals))
+	}
+	s.awaitDiags(t, totals, "the fixed column", func(ds []protocol.Diagnostic) bool {
+		return ds != nil && len(sqlErrors(ds)) == 0
+	})
+
 	// stg_orders is not in the warehouse: hover on its ref and column
 	// completion after its alias show the schema dfd inferred.
 	pos, _ := s.ed.Pos(totals, `ref("stg_orders")`, 6)
@@ -74,14 +90,6 @@ func TestSQLDiagnosticsAsYouType(t *testing.T) {
 	if err := s.ed.Replace(s.ctx, totals, "FROM ${ref(\"stg_orders\")} AS so WHERE so.", "FROM ${ref(\"stg_orders\")}"); err != nil {
 		t.Fatal(err)
 	}
-
-	// Fixed in the unsaved buffer: the error goes.
-	if err := s.ed.Replace(s.ctx, totals, "SUM(amount_cent)", "SUM(amount_cents)"); err != nil {
-		t.Fatal(err)
-	}
-	s.awaitDiags(t, totals, "the fixed column", func(ds []protocol.Diagnostic) bool {
-		return ds != nil && len(sqlErrors(ds)) == 0
-	})
 
 	// The upstream action loses the column: its reader, not edited, has
 	// the error now.

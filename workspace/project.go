@@ -520,6 +520,7 @@ func (p *Project) check(snap *Snapshot) (superseded, ok bool) {
 		prog.End("stopped")
 		return false, false
 	}
+	later = p.s.annotateChecks(snap, later) // quick fixes (sqlfixes.go); reads files, so before the lock
 	p.mu.Lock()
 	if p.snap != snap {
 		p.mu.Unlock()
