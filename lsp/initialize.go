@@ -104,8 +104,10 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 			CodeActionProvider: &protocol.CodeActionOptions{
 				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix},
 			},
-			DocumentLinkProvider: &protocol.DocumentLinkOptions{},
-			FoldingRangeProvider: protocol.Boolean(true),
+			DocumentLinkProvider:            &protocol.DocumentLinkOptions{},
+			FoldingRangeProvider:            protocol.Boolean(true),
+			DocumentFormattingProvider:      protocol.Boolean(true),
+			DocumentRangeFormattingProvider: protocol.Boolean(true),
 			Workspace: &protocol.WorkspaceOptions{
 				WorkspaceFolders: &protocol.WorkspaceFoldersServerCapabilities{
 					Supported:           &yes,

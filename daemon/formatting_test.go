@@ -1,0 +1,93 @@
+package daemon_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/dfdtools/dfd/internal/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testenv"
+)
+
+// format asks for textDocument/formatting of path and applies the edits.
+func (s *session) format(t *testing.T, path string) []fakeeditor.TextEdit {
+	t.Helper()
+	var edits []fakeeditor.TextEdit
+	params := map[string]any{"textDocument": map[string]any{"uri": uri.File(path)}, "options": map[string]any{"tabSize": 2, "insertSpaces": true}}
+	if err := s.ed.Call(s.ctx, protocol.MethodTextDocumentFormatting, params, &edits); err != nil {
+		t.Fatalf("formatting %s: %v", path, err)
+	}
+	if len(edits) > 0 {
+		we := &fakeeditor.WorkspaceEdit{Changes: map[string][]fakeeditor.TextEdit{string(uri.File(path)): edits}}
+		if err := s.ed.ApplyEdit(s.ctx, we); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return edits
+}
+
+// Formatting an unsaved .sqlx buffer: its SQL is GoogleSQL's layout, the
+// config block, ${…} and js {} as written; the project compiles to the
+// same graph (no diagnostics appear); formatting again changes nothing;
+// a part with a comment is left as written, and the editor is told.
+func TestFormattingSQLX(t *testing.T) {
+	root := testenv.ProjectCopy(t, testenv.Fixture("sqlx_warehouse"), testenv.CoreVersion)
+	s := startServer(t, serverConfig{})
+	s.init(t, root)
+	path := filepath.Join(root, "definitions", "marts", "customer_orders_mv.sqlx")
+	if err := s.ed.Open(s.ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	s.awaitPreviewChanged(t, 0, "")
+	before := s.ed.Text(path)
+	config := before[:strings.Index(before, "}\n\nSELECT")+1]
+	messy := config + "\n\nselect customer_id,count(*) as orders,   MAX(ordered_at) AS last_ordered_at from ${ref(\"fct_orders\")} group by customer_id\n"
+	if err := s.ed.SetText(s.ctx, path, messy); err != nil {
+		t.Fatal(err)
+	}
+	if edits := s.format(t, path); len(edits) != 1 {
+		t.Fatalf("%d edits, want one covering what changed: %+v", len(edits), edits)
+	}
+	got := s.ed.Text(path)
+	if !strings.HasPrefix(got, config) {
+		t.Errorf("the config block changed:\n%s", got)
+	}
+	for _, want := range []string{"SELECT\n", "count(*) AS orders", "FROM\n", "${ref(\"fct_orders\")}", "GROUP BY"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("formatted text lacks %q:\n%s", want, got)
+		}
+	}
+	if edits := s.format(t, path); len(edits) != 0 {
+		t.Errorf("formatting twice changed the text again: %+v", edits)
+	}
+	// The preview compiles the formatted buffer: the same action, its
+	// SQL in the new layout, no error.
+	res := s.preview(t, path)
+	if res.Error != "" || len(res.Actions) != 1 || !strings.Contains(res.Actions[0].SQL.Query, "count(*) AS orders") {
+		t.Errorf("the preview of the formatted buffer: error %q, %d actions %+v", res.Error, len(res.Actions), res.Actions)
+	}
+
+	// A comment in the SQL: that part stays as written, and the editor
+	// hears why.
+	commented := config + "\n\nselect customer_id -- the key\nfrom ${ref(\"fct_orders\")}\n"
+	if err := s.ed.SetText(s.ctx, path, commented); err != nil {
+		t.Fatal(err)
+	}
+	s.format(t, path)
+	if got := s.ed.Text(path); got != commented {
+		t.Errorf("a part with a comment was changed:\n%s", got)
+	}
+	if err := s.ed.Await(s.ctx, "a message about the part left as written", func(st *fakeeditor.State) bool {
+		for _, m := range st.Shown {
+			if strings.Contains(m, "as written") && strings.Contains(m, "customer_orders_mv.sqlx") {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
