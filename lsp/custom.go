@@ -47,6 +47,8 @@ func (s *Server) Request(ctx context.Context, method string, params any) (any, e
 		res, err = s.status(ctx)
 	case MethodRefresh:
 		res, err = s.refreshMetadata(ctx, raw)
+	case MethodLineage:
+		res, err = s.lineage(ctx, raw)
 	default:
 		return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, fmt.Sprintf("dfd: unknown method %q", method))
 	}

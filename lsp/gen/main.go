@@ -36,6 +36,8 @@ var roots = []struct {
 	{"RefreshParams", lsp.RefreshParams{}},
 	{"RefreshMetadataResult", lsp.RefreshMetadataResult{}},
 	{"PreviewChangedParams", lsp.PreviewChangedParams{}},
+	{"LineageParams", lsp.LineageParams{}},
+	{"LineageResult", lsp.LineageResult{}},
 }
 
 const out = "vscode-extension/src/protocol_gen.ts"

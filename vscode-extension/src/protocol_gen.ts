@@ -159,3 +159,51 @@ export interface PreviewChangedParams {
   uris: string[];
   error?: string;
 }
+
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface LineageParams {
+  textDocument: { uri: string; };
+  position?: Position;
+  action?: string;
+  column?: string;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface Location {
+  uri: string;
+  range: Range;
+}
+
+export interface LineageInput {
+  table: string;
+  column: string;
+  computed?: boolean;
+  file?: string;
+  location?: Location;
+}
+
+export interface LineageColumn {
+  name: string;
+  type: string;
+  direct: LineageInput[];
+  origins: LineageInput[];
+  unresolved?: string[];
+}
+
+export interface LineageResult {
+  uri: string;
+  project: string;
+  version: number;
+  action: string;
+  column?: string;
+  columns: LineageColumn[];
+  reason?: string;
+}
