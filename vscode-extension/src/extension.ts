@@ -1,6 +1,7 @@
 // Entry point of the Dataform (dfd) extension: starts the dfd language
 // server and wires the commands, the status bar and the compiled preview.
 import * as vscode from "vscode";
+import { showLineage } from "./lineage";
 import { PreviewPanel } from "./previewPanel";
 import { ServerManager } from "./server";
 import { needsRestart } from "./settings";
@@ -40,6 +41,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("dfd.refreshMetadata", () => status.refreshMetadata()),
     vscode.commands.registerCommand("dfd.statusMenu", () => status.menu()),
     vscode.commands.registerCommand("dfd.openPreview", (uri?: unknown) => preview.open(toUri(uri))),
+    vscode.commands.registerCommand("dfd.showLineage", () => showLineage(srv)),
     // Code lens commands the server emits (see lsp/PROTOCOL.md).
     vscode.commands.registerCommand("dfd.showPreview", (uri?: unknown, target?: unknown) => preview.open(toUri(uri), toTarget(target))),
     vscode.commands.registerCommand("dfd.showDependents", async (uriArg?: unknown, pos?: LspPosition, target?: unknown) => {
