@@ -50,13 +50,14 @@ const DefaultNodeMinExcess = 500 * time.Millisecond
 
 // PreferNode reports whether EngineAuto compiles on Node.js a project with
 // these source files (relative to root) and the core bundle at bundlePath:
-// minFiles of them or more (DefaultNodeMinFiles when not positive), or
-// DefaultNodeMinExcess of estimated extra time in goja.
+// minFiles of them or more (DefaultNodeMinFiles when not positive),
+// DefaultNodeMinExcess of estimated extra time in goja, or a last compile
+// on goja that was slow (enginehint.go).
 func PreferNode(root string, paths []string, bundlePath string, minFiles int) bool {
 	if minFiles <= 0 {
 		minFiles = DefaultNodeMinFiles
 	}
-	return len(paths) >= minFiles || engine.GojaExcess(root, paths, bundlePath) >= DefaultNodeMinExcess
+	return len(paths) >= minFiles || engine.GojaExcess(root, paths, bundlePath) >= DefaultNodeMinExcess || gojaWasSlow(root)
 }
 
 // PooledOptions choose the engine of a project's compiles.

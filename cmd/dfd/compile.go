@@ -237,7 +237,8 @@ func resolveCore(ctx context.Context, env *cmdEnv, p *project.Project) (*project
 // compileWith compiles p with core on the engine named by --engine, and
 // says which engine that was.
 func compileWith(ctx context.Context, env *cmdEnv, p *project.Project, core *project.Core, opts compile.Options, engineName string) (*compile.Result, string, error) {
-	if engineName == engineAuto {
+	auto := engineName == engineAuto
+	if auto {
 		engineName = engineGoja
 		if opts.FilePaths == nil {
 			// Listed once: the compile below uses the same list.
@@ -258,7 +259,12 @@ func compileWith(ctx context.Context, env *cmdEnv, p *project.Project, core *pro
 		// of a goja worker, which the heap ceiling relies on.
 		heapwatch.SetLimits(jit.DefaultGCPercent, jit.DefaultSoftMemoryLimit, opts.MemoryLimit)
 	}
+	start := time.Now()
 	res, err := compile.Run(ctx, p, core, opts)
+	if auto && err == nil {
+		// What auto learns for next time (daemon.RecordGojaCompile).
+		daemon.RecordGojaCompile(p.Root, time.Since(start))
+	}
 	return res, engineName, err
 }
 
