@@ -5,14 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dfdtools/dfd/internal/testenv"
 	"github.com/dfdtools/dfd/lsp"
 )
 
-// The extension's unit tests render captured dfd/preview and dfd/status
-// answers (vscode-extension/test/fixtures, captured by its
+// The extension's unit tests render captured dfd/preview, dfd/status and
+// dfd/lineage answers (vscode-extension/test/fixtures, captured by its
 // scripts/capture-fixtures.mjs). They must still be answers this server
 // could send: every field they hold is a field of the Go result types (a
 // renamed or removed field fails here; the TypeScript types are generated
@@ -30,8 +31,11 @@ func TestExtensionFixturesMatchTheProtocol(t *testing.T) {
 				t.Fatal(err)
 			}
 			var v any = &lsp.PreviewResult{}
-			if filepath.Base(f) == "status.json" {
+			switch name := filepath.Base(f); {
+			case name == "status.json":
 				v = &lsp.StatusResult{}
+			case strings.HasPrefix(name, "lineage-"):
+				v = &lsp.LineageResult{}
 			}
 			dec := json.NewDecoder(bytes.NewReader(data))
 			dec.DisallowUnknownFields()
