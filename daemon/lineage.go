@@ -50,9 +50,25 @@ func (op *openProject) Lineage(ctx context.Context, req workspace.LineageRequest
 	if out.Reason != "" {
 		return out, nil
 	}
-	checked, err := op.lineageCheck(ctx, h)
-	if err != nil {
-		return nil, err
+	var checked *sqlChecked
+	if req.NoWait {
+		last := op.sql.last.Load()
+		if last == nil || last.g != h.graph {
+			out.Reason = "the SQL of this compile has not been analysed yet"
+			return out, nil
+		}
+		if !last.lineage {
+			// Traced in the background, owned by the project, for the
+			// next request; this one gets the types the check inferred.
+			op.bg.do("lineage", func(ctx context.Context) { _, _ = op.lineageCheck(ctx, h) })
+			return typesOnly(out, last.res, req.Column), nil
+		}
+		checked = last
+	} else {
+		var err error
+		if checked, err = op.lineageCheck(ctx, h); err != nil {
+			return nil, err
+		}
 	}
 	res := checked.res
 	cols, name, ok := res.ActionLineage(out.Action)
@@ -135,6 +151,50 @@ func lineageInputs(ins []gsql.Input) []workspace.LineageInput {
 	out := make([]workspace.LineageInput, len(ins))
 	for i, in := range ins {
 		out[i] = workspace.LineageInput{Table: in.Table, Column: in.Column, Computed: !in.Identity}
+	}
+	return out
+}
+
+// typesOnly is out with the columns (or the column) of out.Action as the
+// check inferred them, without their lineage.
+func typesOnly(out *workspace.Lineage, res *sqlcheck.Result, column string) *workspace.Lineage {
+	var cols []gsql.Column
+	for name, cs := range res.Schemas {
+		if strings.EqualFold(name, out.Action) {
+			out.Action, cols = name, cs
+		}
+	}
+	if cols == nil {
+		out.Reason = "dfd did not infer its output schema"
+		return out
+	}
+	path := strings.Split(column, ".")
+	for _, c := range cols {
+		if column != "" && !strings.EqualFold(c.Name, path[0]) {
+			continue
+		}
+		name, t := c.Name, c.Type
+		for _, f := range path[1:] {
+			if t.Kind == "ARRAY" && t.Elem != nil {
+				t = *t.Elem
+			}
+			found := false
+			for _, fc := range t.Fields {
+				if strings.EqualFold(fc.Name, f) {
+					name, t, found = name+"."+fc.Name, fc.Type, true
+					break
+				}
+			}
+			if !found {
+				out.Reason = fmt.Sprintf("%s has no output column %s", out.Action, column)
+				return out
+			}
+		}
+		out.Columns = append(out.Columns, workspace.ColumnLineage{Name: name, Type: t.String(),
+			Unresolved: []string{"its lineage is being traced: ask again in a moment"}})
+	}
+	if column != "" && len(out.Columns) == 0 {
+		out.Reason = fmt.Sprintf("%s has no output column %s", out.Action, column)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dfdtools/dfd/internal/fakeeditor"
 	"github.com/dfdtools/dfd/internal/testenv"
@@ -106,4 +107,49 @@ func TestSQLDiagnosticsAsYouType(t *testing.T) {
 	s.awaitDiags(t, totals, "the column gone upstream", func(ds []protocol.Diagnostic) bool {
 		return hasMessage(sqlErrors(ds), "Unrecognized name: amount_cents")
 	})
+}
+
+// Hover on an output column's name: its inferred type at once, then,
+// once the background trace has run, where its values come from, through
+// the project's actions to the warehouse.
+func TestHoverColumnLineage(t *testing.T) {
+	root := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
+	snapshot := filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json")
+	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{
+		"metadata": map[string]any{"source": "snapshot", "snapshot": snapshot},
+	}})})
+	s.init(t, root)
+	stg := filepath.Join(root, "definitions", "staging", "stg_orders.sqlx")
+	if err := s.ed.Open(s.ctx, stg); err != nil {
+		t.Fatal(err)
+	}
+	hover := func() string {
+		t.Helper()
+		pos, _ := s.ed.Pos(stg, "AS amount_cents", 5)
+		h, err := s.ed.Server.Hover(s.ctx, &protocol.HoverParams{TextDocumentPositionParams: tdpp(stg, pos)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h == nil {
+			return ""
+		}
+		return h.Contents.(*protocol.MarkupContent).Value
+	}
+	for {
+		h := hover()
+		if strings.Contains(h, "origins in the warehouse") {
+			if !strings.Contains(h, "**amount_cents** `INT64`") || !strings.Contains(h, "`acme-raw.raw.orders.amount` (computed)") {
+				t.Errorf("hover on an output column:\n%s", h)
+			}
+			return
+		}
+		if h != "" && !strings.Contains(h, "`INT64`") {
+			t.Fatalf("hover before the lineage is traced:\n%s", h)
+		}
+		select {
+		case <-s.ctx.Done():
+			t.Fatalf("the hover never showed the column's origins; last:\n%s", h)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

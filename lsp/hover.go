@@ -59,7 +59,67 @@ func (s *Server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 			}
 		}
 	}
+	if h := s.columnHover(ctx, f, off); h != nil {
+		return h, nil
+	}
 	return nil, nil
+}
+
+// columnHover is the hover on an output column's name in a .sqlx file's
+// SQL: its type, description and where its values come from, as the last
+// SQL check knows them (never waiting for one: the lineage is traced in
+// the background for the next hover).
+func (s *Server) columnHover(ctx context.Context, f *fileCtx, off int) *protocol.Hover {
+	if !f.sqlx || f.snap == nil {
+		return nil
+	}
+	x := f.scan()
+	if x.InJavaScript(off) {
+		return nil
+	}
+	if b, ok := x.Config(); ok && b.Span.Contains(off) {
+		return nil
+	}
+	path, _, sp := source.WordAt(f.text, off)
+	if len(path) != 1 || source.SQLKeywords[strings.ToLower(path[0])] {
+		return nil
+	}
+	for _, a := range f.snap.ActionsIn(f.rel) {
+		if a.Kind == workspace.KindAssertion {
+			continue
+		}
+		l, err := f.snap.CachedLineage(ctx, a, path[0])
+		if err != nil || l == nil || l.Reason != "" || len(l.Columns) != 1 {
+			continue
+		}
+		c := l.Columns[0]
+		var b strings.Builder
+		fmt.Fprintf(&b, "**%s** `%s` — output column of `%s`", c.Name, c.Type, l.Action)
+		for _, ac := range a.Columns {
+			if strings.EqualFold(ac.Name, c.Name) && ac.Description != "" {
+				fmt.Fprintf(&b, "\n\n%s", ac.Description)
+			}
+		}
+		inputs := func(label string, ins []workspace.LineageInput) {
+			if len(ins) == 0 {
+				return
+			}
+			fmt.Fprintf(&b, "\n\n%s:", label)
+			for _, in := range ins {
+				fmt.Fprintf(&b, "\n- `%s.%s`", in.Table, in.Column)
+				if in.Computed {
+					b.WriteString(" (computed)")
+				}
+			}
+		}
+		inputs("from", c.Direct)
+		inputs("origins in the warehouse", c.Origins)
+		for _, u := range c.Unresolved {
+			fmt.Fprintf(&b, "\n\n_%s_", u)
+		}
+		return s.markdown(f, sp, b.String())
+	}
+	return nil
 }
 
 // leadingComment is the // comment block right above line.

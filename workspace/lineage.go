@@ -21,6 +21,11 @@ type LineageRequest struct {
 	// Column is one output column, or a field below it as a dotted path
 	// ("page.url"); empty: every output column.
 	Column string
+	// NoWait answers from what the last SQL check has, never running one
+	// on the request's path (hovers): without its lineage, the columns'
+	// types only, and the lineage is traced in the background for the
+	// next request.
+	NoWait bool
 }
 
 // Lineage is an action's column lineage. When there is none, Reason says
@@ -60,6 +65,15 @@ var ErrNoLineage = errors.New("this project's backend does not trace column line
 // Lineage asks the project's backend for the lineage of a's columns in this
 // snapshot's graph.
 func (s *Snapshot) Lineage(ctx context.Context, a *Action, column string) (*Lineage, error) {
+	return s.lineage(ctx, LineageRequest{Action: a, Column: column})
+}
+
+// CachedLineage is Lineage with NoWait: what a hover shows.
+func (s *Snapshot) CachedLineage(ctx context.Context, a *Action, column string) (*Lineage, error) {
+	return s.lineage(ctx, LineageRequest{Action: a, Column: column, NoWait: true})
+}
+
+func (s *Snapshot) lineage(ctx context.Context, req LineageRequest) (*Lineage, error) {
 	if s == nil || s.backend == nil || s.Result == nil {
 		return nil, errNoCompile
 	}
@@ -70,7 +84,8 @@ func (s *Snapshot) Lineage(ctx context.Context, a *Action, column string) (*Line
 	var out *Lineage
 	run := func() error {
 		var err error
-		out, err = lp.Lineage(ctx, LineageRequest{Graph: s.Result.Graph, Action: a, Column: column})
+		req.Graph = s.Result.Graph
+		out, err = lp.Lineage(ctx, req)
 		return err
 	}
 	var err error
