@@ -104,8 +104,11 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 			CodeActionProvider: &protocol.CodeActionOptions{
 				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix},
 			},
-			DocumentLinkProvider:            &protocol.DocumentLinkOptions{},
-			FoldingRangeProvider:            protocol.Boolean(true),
+			DocumentLinkProvider: &protocol.DocumentLinkOptions{},
+			FoldingRangeProvider: protocol.Boolean(true),
+			SignatureHelpProvider: &protocol.SignatureHelpOptions{
+				TriggerCharacters: []string{"(", ","},
+			},
 			DocumentFormattingProvider:      protocol.Boolean(true),
 			DocumentRangeFormattingProvider: protocol.Boolean(true),
 			Workspace: &protocol.WorkspaceOptions{
