@@ -30,7 +30,9 @@ func (op *openProject) Lineage(ctx context.Context, req workspace.LineageRequest
 		t.Database = h.graph.GetProjectConfig().GetDefaultDatabase()
 	}
 	out := &workspace.Lineage{Action: t.String()}
-	op.sql.lineage.Store(true)
+	if !req.TypesOnly {
+		op.sql.lineage.Store(true) // asked for once: traced in every check from now on
+	}
 	switch a.Kind {
 	case workspace.KindAssertion:
 		out.Reason = "an assertion outputs no table: its rows are the failures it looks for"
@@ -57,11 +59,14 @@ func (op *openProject) Lineage(ctx context.Context, req workspace.LineageRequest
 			out.Reason = "the SQL of this compile has not been analysed yet"
 			return out, nil
 		}
+		if req.TypesOnly {
+			return typesOnly(out, last.res, req.Column, false), nil
+		}
 		if !last.lineage {
 			// Traced in the background, owned by the project, for the
 			// next request; this one gets the types the check inferred.
 			op.bg.do("lineage", func(ctx context.Context) { _, _ = op.lineageCheck(ctx, h) })
-			return typesOnly(out, last.res, req.Column), nil
+			return typesOnly(out, last.res, req.Column, true), nil
 		}
 		checked = last
 	} else {
@@ -156,8 +161,9 @@ func lineageInputs(ins []gsql.Input) []workspace.LineageInput {
 }
 
 // typesOnly is out with the columns (or the column) of out.Action as the
-// check inferred them, without their lineage.
-func typesOnly(out *workspace.Lineage, res *sqlcheck.Result, column string) *workspace.Lineage {
+// check inferred them, without their lineage; tracing says a trace runs
+// for the next request.
+func typesOnly(out *workspace.Lineage, res *sqlcheck.Result, column string, tracing bool) *workspace.Lineage {
 	var cols []gsql.Column
 	for name, cs := range res.Schemas {
 		if strings.EqualFold(name, out.Action) {
@@ -190,8 +196,11 @@ func typesOnly(out *workspace.Lineage, res *sqlcheck.Result, column string) *wor
 				return out
 			}
 		}
-		out.Columns = append(out.Columns, workspace.ColumnLineage{Name: name, Type: t.String(),
-			Unresolved: []string{"its lineage is being traced: ask again in a moment"}})
+		col := workspace.ColumnLineage{Name: name, Type: t.String()}
+		if tracing {
+			col.Unresolved = []string{"its lineage is being traced: ask again in a moment"}
+		}
+		out.Columns = append(out.Columns, col)
 	}
 	if column != "" && len(out.Columns) == 0 {
 		out.Reason = fmt.Sprintf("%s has no output column %s", out.Action, column)

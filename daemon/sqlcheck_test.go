@@ -1,6 +1,8 @@
 package daemon_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,6 +151,55 @@ func TestHoverColumnLineage(t *testing.T) {
 		select {
 		case <-s.ctx.Done():
 			t.Fatalf("the hover never showed the column's origins; last:\n%s", h)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Inlay hints: after each output column whose place in the SQL is
+// certain, the type the SQL check inferred; none where the name is
+// written more than once without an AS.
+func TestInlayHintsColumnTypes(t *testing.T) {
+	root := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
+	snapshot := filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json")
+	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{
+		"metadata": map[string]any{"source": "snapshot", "snapshot": snapshot},
+	}})})
+	s.init(t, root)
+	stg := filepath.Join(root, "definitions", "staging", "stg_orders.sqlx")
+	if err := s.ed.Open(s.ctx, stg); err != nil {
+		t.Fatal(err)
+	}
+	all := protocol.Range{End: protocol.Position{Line: 1000}}
+	for {
+		var raw json.RawMessage
+		if err := s.ed.Call(s.ctx, protocol.MethodTextDocumentInlayHint, map[string]any{
+			"textDocument": map[string]any{"uri": fileURI(stg)}, "range": all}, &raw); err != nil {
+			t.Fatal(err)
+		}
+		var hints []protocol.InlayHint
+		if err := protocol.Unmarshal(raw, &hints); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if len(hints) > 0 {
+			at := map[protocol.Position]string{}
+			for _, h := range hints {
+				at[h.Position] = fmt.Sprint(h.Label)
+			}
+			for after, label := range map[string]string{"AS amount_cents": ": INT64", "AS ship_country": ": STRING", "AS status": ": STRING"} {
+				want, _ := s.ed.Pos(stg, after, len(after))
+				if at[want] != label {
+					t.Errorf("after %q: hint %q, want %q; hints %v", after, at[want], label, at)
+				}
+			}
+			if p, _ := s.ed.Pos(stg, "  order_id,", len("  order_id")); at[p] != "" {
+				t.Errorf("a hint after order_id, which the SQL writes twice without AS: %v", at)
+			}
+			return
+		}
+		select {
+		case <-s.ctx.Done():
+			t.Fatal("no inlay hints after the project's check")
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -109,6 +109,7 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 			SignatureHelpProvider: &protocol.SignatureHelpOptions{
 				TriggerCharacters: []string{"(", ","},
 			},
+			InlayHintProvider:               protocol.Boolean(true),
 			DocumentFormattingProvider:      protocol.Boolean(true),
 			DocumentRangeFormattingProvider: protocol.Boolean(true),
 			Workspace: &protocol.WorkspaceOptions{

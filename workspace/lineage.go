@@ -26,6 +26,9 @@ type LineageRequest struct {
 	// types only, and the lineage is traced in the background for the
 	// next request.
 	NoWait bool
+	// TypesOnly asks for the columns' types (NoWait, never their lineage;
+	// it starts no trace): inlay hints.
+	TypesOnly bool
 }
 
 // Lineage is an action's column lineage. When there is none, Reason says
@@ -66,6 +69,12 @@ var ErrNoLineage = errors.New("this project's backend does not trace column line
 // snapshot's graph.
 func (s *Snapshot) Lineage(ctx context.Context, a *Action, column string) (*Lineage, error) {
 	return s.lineage(ctx, LineageRequest{Action: a, Column: column})
+}
+
+// ColumnTypes are the output columns of a with the types the last SQL
+// check inferred, without lineage and without waiting (inlay hints).
+func (s *Snapshot) ColumnTypes(ctx context.Context, a *Action) (*Lineage, error) {
+	return s.lineage(ctx, LineageRequest{Action: a, NoWait: true, TypesOnly: true})
 }
 
 // CachedLineage is Lineage with NoWait: what a hover shows.
