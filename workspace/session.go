@@ -74,6 +74,11 @@ type Session struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// bgMu orders every wg.Add before Close's wg.Wait: once bgClosed is
+	// set no goroutine is started (a WaitGroup must not grow from zero
+	// while it is waited for).
+	bgMu     sync.Mutex
+	bgClosed bool
 
 	mu       sync.Mutex // guards settings, folders, projects, closed
 	settings settings.Settings
@@ -122,6 +127,9 @@ func (s *Session) Shutdown() {
 func (s *Session) Close() {
 	s.Shutdown()
 	s.cancel()
+	s.bgMu.Lock()
+	s.bgClosed = true
+	s.bgMu.Unlock()
 	s.wg.Wait()
 }
 
@@ -129,7 +137,13 @@ func (s *Session) Close() {
 func (s *Session) InvariantViolations() int64 { return s.invariantViolations.Load() }
 
 // goBackground runs f on a goroutine the session owns (Close waits for it).
+// After Close it runs nothing.
 func (s *Session) goBackground(f func(ctx context.Context)) {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	if s.bgClosed {
+		return
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -474,11 +488,7 @@ func (s *Session) AddProject(root string) *Project {
 	s.projects[root] = p
 	s.mu.Unlock()
 	s.log.Info("project found", "root", root)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		p.run()
-	}()
+	s.goBackground(func(context.Context) { p.run() })
 	p.Changed(ChangeUrgent | ChangeReopen)
 	return p
 }
