@@ -932,6 +932,12 @@ func (c *Cache) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (*d
 	}
 	c.misses.Add(1)
 	v, err := c.do(ctx, "q\x00"+key, func(fctx context.Context) (any, error) {
+		// Looked up again: a flight for the same query may have ended, and
+		// kept its answer, between the lookup above and this flight; a
+		// query must not run twice for that.
+		if resp, ok := c.queries.get(key, c.opts.Now()); ok {
+			return resp, nil
+		}
 		c.fetches.Add(1)
 		ep := c.epoch.Load()
 		resp, err := c.inner.Execute(fctx, req)
@@ -1001,6 +1007,9 @@ func (c *Cache) Verify(ctx context.Context, req *dataformpb.ExecuteRequest) (*ad
 	}
 	c.misses.Add(1)
 	v, err := c.do(ctx, "v\x00"+key, func(fctx context.Context) (any, error) {
+		if v, ok := c.verdicts.get(key, c.opts.Now()); ok { // as in Execute
+			return v, nil
+		}
 		c.fetches.Add(1)
 		ep := c.epoch.Load()
 		v, err := ver.Verify(fctx, req)
