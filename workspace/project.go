@@ -467,6 +467,14 @@ func (p *Project) compile(version int64) (snap *Snapshot, superseded, ok bool) {
 		p.s.log.Debug("compiled", "project", p.root, "version", version, "actions", len(o.res.Actions),
 			"errors", len(diags), "elapsed", elapsed)
 	}
+	if o.err == nil && snap.Result != nil && snap.backend != nil {
+		// The later phase follows at once (run calls check): it is
+		// running from the moment the compile phase is out, so that
+		// whoever sees that publication sees Checking too.
+		p.mu.Lock()
+		p.checking = true
+		p.mu.Unlock()
+	}
 	p.publish(snap, diags)
 	if o.err != nil {
 		return nil, false, true
@@ -479,6 +487,9 @@ func (p *Project) compile(version int64) (snap *Snapshot, superseded, ok bool) {
 // ok=false when the project ended.
 func (p *Project) check(snap *Snapshot) (superseded, ok bool) {
 	if snap == nil || snap.Result == nil || snap.backend == nil {
+		p.mu.Lock()
+		p.checking = false
+		p.mu.Unlock()
 		return false, true
 	}
 	cctx, cancel := context.WithCancel(p.ctx)
