@@ -304,14 +304,10 @@ func (op *openProject) Check(ctx context.Context, req workspace.CheckRequest) []
 	var diags []workspace.Diagnostic
 	var jitSQL map[string]*dataformpb.JitCompilationResponse
 	if ms.adapter != nil {
-		budget := time.Second
-		if ms.kind == SourceBigQuery {
-			budget = 3 * time.Second
-		}
 		if h.errors == 0 {
 			op.b.prefetch(ms.bq, root, h.graph)
 		}
-		diags = missingTables(ctx, root, h.graph, ms, reader(root, req.Overlays), budget)
+		diags = missingTables(ctx, root, h.graph, ms, reader(root, req.Overlays), checkMetadataBudget(ms))
 		if h.errors == 0 {
 			var jd []workspace.Diagnostic
 			jd, jitSQL = op.jitDiagnostics(ctx, ms, h.graph, h.wire, req.Overlays)

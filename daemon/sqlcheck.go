@@ -17,13 +17,16 @@ import (
 	"github.com/dfdtools/dfd/workspace"
 )
 
-// sqlMetadataBudget bounds the warehouse lookups of one SQL check: a
-// table whose schema does not arrive in time is left unknown (its readers
-// are skipped, never reported), and the next check finds it in the cache.
-const (
-	sqlMetadataBudgetSnapshot = time.Second
-	sqlMetadataBudgetBigQuery = 3 * time.Second
-)
+// checkMetadataBudget bounds the warehouse lookups of one check phase
+// (missing tables, SQL analysis): a table whose metadata does not arrive in
+// time is left unknown (its readers are skipped, never reported), and the
+// next check finds it in the cache.
+func checkMetadataBudget(ms metaSource) time.Duration {
+	if ms.kind == SourceBigQuery {
+		return 3 * time.Second
+	}
+	return time.Second
+}
 
 // sqlState is a project's SQL analysis: the checker that remembers
 // analyses between checks (so an edit re-analyses only what it changed)
@@ -74,10 +77,6 @@ func (st *sqlState) release() { <-st.turn }
 // sqlOptions are the options of a check of the project against metadata
 // source ms, as the compile with these overlays saw the files.
 func (op *openProject) sqlOptions(ms metaSource, overlays map[string][]byte, jitSQL map[string]*dataformpb.JitCompilationResponse, lineage bool) sqlcheck.Options {
-	budget := sqlMetadataBudgetSnapshot
-	if ms.kind == SourceBigQuery {
-		budget = sqlMetadataBudgetBigQuery
-	}
 	return sqlcheck.Options{
 		Metadata: ms.adapter,
 		// The adapter's identity too: a snapshot file that changed is
@@ -85,7 +84,7 @@ func (op *openProject) sqlOptions(ms metaSource, overlays map[string][]byte, jit
 		// not take from the old one.
 		MetadataID:      fmt.Sprintf("%s %p", ms.desc, ms.adapter),
 		Read:            reader(op.p.Root, overlays),
-		MetadataTimeout: budget,
+		MetadataTimeout: checkMetadataBudget(ms),
 		Jit:             jitSQL,
 		Lineage:         lineage,
 	}

@@ -131,33 +131,17 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 		},
 		MetadataTimeout: 60 * time.Second, // CI: wait for BigQuery rather than skip
 	}
-	defaultDB := res.Graph.GetProjectConfig().GetDefaultDatabase()
-	switch {
-	case *metadata != "":
-		snapshot, err := offline.Load(*metadata, offline.Options{DefaultDatabase: defaultDB})
-		if err != nil {
-			fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
-			return 1
-		}
-		opts.Metadata = snapshot
-	case !*offlineOnly:
-		backend, err := connect.Open(ctx, connect.Config{
-			Config: credentials.Config{
-				Endpoint: *endpoint, CredentialsFile: *credsFile, ProjectDir: dir,
-				DefaultProject: defaultDB, DefaultLocation: res.Graph.GetProjectConfig().GetDefaultLocation(),
-				Getenv: env.getenv,
-			},
-			Log: func(format string, args ...any) { fmt.Fprintf(env.stderr, "warning: "+format+"\n", args...) },
-		})
-		if err != nil {
-			// CI without credentials still checks what needs no
-			// warehouse table; the summary says how much that was.
-			fmt.Fprintf(env.stderr, "dfd check: warehouse tables are not checked: connecting to BigQuery: %v\n(pass --metadata FILE to check against a snapshot, or --offline)\n", err)
-			break
-		}
-		defer backend.Close()
-		opts.Metadata = backend.Cache
-		opts.MissingIsCertain = true
+	md, closeMetadata, err := warehouseMetadata(ctx, env, dir, res, *metadata, *offlineOnly, *endpoint, *credsFile,
+		// CI without credentials still checks what needs no warehouse
+		// table; the summary says how much that was.
+		"dfd check: warehouse tables are not checked: connecting to BigQuery: %v\n(pass --metadata FILE to check against a snapshot, or --offline)\n")
+	if err != nil {
+		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
+		return 1
+	}
+	defer closeMetadata()
+	if md != nil {
+		opts.Metadata, opts.MissingIsCertain = md, *metadata == ""
 	}
 	if !*noJit && opts.Metadata != nil {
 		jitSQL, note := runJitForCheck(ctx, env, dir, res, opts.Metadata)
@@ -339,4 +323,37 @@ func runJitForCheck(ctx context.Context, env *cmdEnv, dir string, res *compile.R
 		return out, ""
 	}
 	return out, "dfd check: JiT actions not analysed:\n  " + strings.Join(left, "\n  ")
+}
+
+// warehouseMetadata is where dfd check and dfd lineage read warehouse
+// tables: the snapshot file when given, else BigQuery through the metadata
+// cache unless offlineOnly. A failed connection is said on stderr
+// (unconnected, a format for the error) and leaves no source: what needs no
+// warehouse table still runs. closeFn releases the connection.
+func warehouseMetadata(ctx context.Context, env *cmdEnv, dir string, res *compile.Result, snapshot string, offlineOnly bool, endpoint, credsFile, unconnected string) (md adapters.DbAdapter, closeFn func(), err error) {
+	noop := func() {}
+	defaultDB := res.Graph.GetProjectConfig().GetDefaultDatabase()
+	if snapshot != "" {
+		a, err := offline.Load(snapshot, offline.Options{DefaultDatabase: defaultDB})
+		if err != nil {
+			return nil, noop, err
+		}
+		return a, noop, nil
+	}
+	if offlineOnly {
+		return nil, noop, nil
+	}
+	backend, err := connect.Open(ctx, connect.Config{
+		Config: credentials.Config{
+			Endpoint: endpoint, CredentialsFile: credsFile, ProjectDir: dir,
+			DefaultProject: defaultDB, DefaultLocation: res.Graph.GetProjectConfig().GetDefaultLocation(),
+			Getenv: env.getenv,
+		},
+		Log: func(format string, args ...any) { fmt.Fprintf(env.stderr, "warning: "+format+"\n", args...) },
+	})
+	if err != nil {
+		fmt.Fprintf(env.stderr, unconnected, err)
+		return nil, noop, nil
+	}
+	return backend.Cache, func() { backend.Close() }, nil
 }

@@ -12,10 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dfdtools/dfd/adapters"
-	"github.com/dfdtools/dfd/adapters/connect"
-	"github.com/dfdtools/dfd/adapters/credentials"
-	"github.com/dfdtools/dfd/adapters/offline"
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/gsql"
 	"github.com/dfdtools/dfd/jit"
@@ -132,7 +128,8 @@ func runLineage(ctx context.Context, env *cmdEnv, args []string) int {
 		MetadataTimeout: 60 * time.Second,
 		Lineage:         true,
 	}
-	source, closeSource, err := lineageMetadata(ctx, env, dir, res, *metadata, *offlineOnly, *endpoint, *credsFile)
+	source, closeSource, err := warehouseMetadata(ctx, env, dir, res, *metadata, *offlineOnly, *endpoint, *credsFile,
+		"dfd lineage: warehouse tables have no schema: connecting to BigQuery: %v\n(pass --metadata FILE to use a snapshot, or --offline)\n")
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -181,38 +178,6 @@ func runLineage(ctx context.Context, env *cmdEnv, args []string) int {
 	return 0
 }
 
-// lineageMetadata is the warehouse's metadata as `dfd check` finds it: the
-// snapshot given, else BigQuery through the cache unless --offline (no
-// credentials: none, with a warning; only the project's own tables then
-// have schemas).
-func lineageMetadata(ctx context.Context, env *cmdEnv, dir string, res *compile.Result, snapshot string, offlineOnly bool, endpoint, credsFile string) (adapters.DbAdapter, func(), error) {
-	noop := func() {}
-	defaultDB := res.Graph.GetProjectConfig().GetDefaultDatabase()
-	if snapshot != "" {
-		md, err := offline.Load(snapshot, offline.Options{DefaultDatabase: defaultDB})
-		if err != nil {
-			return nil, noop, err
-		}
-		return md, noop, nil
-	}
-	if offlineOnly {
-		return nil, noop, nil
-	}
-	backend, err := connect.Open(ctx, connect.Config{
-		Config: credentials.Config{
-			Endpoint: endpoint, CredentialsFile: credsFile, ProjectDir: dir,
-			DefaultProject: defaultDB, DefaultLocation: res.Graph.GetProjectConfig().GetDefaultLocation(),
-			Getenv: env.getenv,
-		},
-		Log: func(format string, args ...any) { fmt.Fprintf(env.stderr, "warning: "+format+"\n", args...) },
-	})
-	if err != nil {
-		fmt.Fprintf(env.stderr, "dfd lineage: warehouse tables have no schema: connecting to BigQuery: %v\n(pass --metadata FILE to use a snapshot, or --offline)\n", err)
-		return nil, noop, nil
-	}
-	return backend.Cache, func() { backend.Close() }, nil
-}
-
 // whyNoLineage says why the check has no lineage of an action: it has no
 // output, or its SQL was not analysed (the check's finding says why).
 func whyNoLineage(out *sqlcheck.Result, action compile.Action, target string) string {
@@ -223,7 +188,7 @@ func whyNoLineage(out *sqlcheck.Result, action compile.Action, target string) st
 		return "an operation's output schema is not inferred"
 	}
 	for _, f := range out.Findings {
-		if strings.EqualFold(f.Action, target) && (f.Severity == sqlcheck.Error || f.Code == "sql-skipped") {
+		if strings.EqualFold(f.Action, target) && (f.Severity == sqlcheck.Error || f.Code == sqlcheck.CodeSkipped) {
 			return fmt.Sprintf("%s:%d:%d: %s", f.File, f.Line+1, f.Col+1, f.Message)
 		}
 	}
