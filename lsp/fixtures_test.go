@@ -12,8 +12,8 @@ import (
 	"github.com/dfdtools/dfd/lsp"
 )
 
-// The extension's unit tests render captured dfd/preview, dfd/status and
-// dfd/lineage answers (vscode-extension/test/fixtures, captured by its
+// The extension's unit tests render captured dfd/preview, dfd/status,
+// dfd/lineage and dfd/graph answers (vscode-extension/test/fixtures, captured by its
 // scripts/capture-fixtures.mjs). They must still be answers this server
 // could send: every field they hold is a field of the Go result types (a
 // renamed or removed field fails here; the TypeScript types are generated
@@ -36,6 +36,8 @@ func TestExtensionFixturesMatchTheProtocol(t *testing.T) {
 				v = &lsp.StatusResult{}
 			case strings.HasPrefix(name, "lineage-"):
 				v = &lsp.LineageResult{}
+			case strings.HasPrefix(name, "graph-"):
+				v = &lsp.GraphResult{}
 			}
 			dec := json.NewDecoder(bytes.NewReader(data))
 			dec.DisallowUnknownFields()

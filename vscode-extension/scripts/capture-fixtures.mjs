@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// Captures real dfd/preview and dfd/status results from `dfd serve` into
-// test/fixtures/*.json, for the rendering and status-bar unit tests.
+// Captures real dfd/preview, dfd/status and dfd/graph results from `dfd
+// serve` into test/fixtures/*.json, for the rendering, status-bar and graph
+// unit tests.
 //
 // Regenerate (from vscode-extension/, after `npm ci`):
 //   (cd .. && go build -o /tmp/dfd ./cmd/dfd)
-//   node scripts/capture-fixtures.mjs /tmp/dfd
+//   node scripts/capture-fixtures.mjs /tmp/dfd [FIXTURE.json…]
+// Naming fixtures rewrites only those (the others keep their bytes: the
+// timings in every answer differ from run to run).
 //
 // It copies examples/clickstream and testdata/projects/sqlx_warehouse (the
 // latter with `dataformCoreVersion: 3.0.62` added) and an empty project with
@@ -22,6 +25,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..", "..");
 const out = path.resolve(here, "..", "test", "fixtures");
 const dfd = process.argv[2] || "/tmp/dfd";
+const only = new Set(process.argv.slice(3));
 
 const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "dfd-fixtures-")));
 const ws = path.join(tmp, "ws");
@@ -53,6 +57,7 @@ conn.listen();
 const uri = (rel) => pathToFileURL(path.join(ws, rel)).href;
 const scrub = (v) => JSON.parse(JSON.stringify(v).split(tmp + "/ws").join("/workspace"));
 const save = (name, v) => {
+  if (only.size > 0 && !only.has(name)) return;
   fs.writeFileSync(path.join(out, name), JSON.stringify(scrub(v), null, 2) + "\n");
   process.stderr.write(`wrote ${name}\n`);
 };
@@ -81,6 +86,9 @@ for (const [name, rel] of Object.entries(previews)) {
   save(name, await conn.sendRequest("dfd/preview", { textDocument: { uri: uri(rel) }, jit: true }));
 }
 save("status.json", await conn.sendRequest("dfd/status"));
+// The clickstream project's graph: AoT and JiT actions, a declaration, an
+// assertion and operations (lsp/fixtures_test.go reads graph-* as GraphResult).
+save("graph-clickstream.json", await conn.sendRequest("dfd/graph", { uri: uri("clickstream") }));
 
 // A JiT action whose code throws, sent as an unsaved buffer.
 const broken = uri("clickstream/definitions/jit/broken.js");

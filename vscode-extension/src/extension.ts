@@ -1,6 +1,8 @@
 // Entry point of the Dataform (dfd) extension: starts the dfd language
-// server and wires the commands, the status bar and the compiled preview.
+// server and wires the commands, the status bar, the compiled preview and
+// the dependency graph.
 import * as vscode from "vscode";
+import { GraphPanel } from "./graphPanel";
 import { showLineage } from "./lineage";
 import { PreviewPanel } from "./previewPanel";
 import { ServerManager } from "./server";
@@ -33,7 +35,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const srv = server;
   const status = new StatusBar(srv);
   const preview = new PreviewPanel(context, srv);
-  context.subscriptions.push(output, srv, status, preview);
+  const graph = new GraphPanel(context, srv);
+  context.subscriptions.push(output, srv, status, preview, graph);
 
   context.subscriptions.push(
     vscode.commands.registerCommand("dfd.restartServer", () => srv.restart()),
@@ -42,6 +45,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("dfd.statusMenu", () => status.menu()),
     vscode.commands.registerCommand("dfd.openPreview", (uri?: unknown) => preview.open(toUri(uri))),
     vscode.commands.registerCommand("dfd.showLineage", () => showLineage(srv)),
+    vscode.commands.registerCommand("dfd.showGraph", (uri?: unknown) => graph.open(toUri(uri))),
     // Code lens commands the server emits (see lsp/PROTOCOL.md).
     vscode.commands.registerCommand("dfd.showPreview", (uri?: unknown, target?: unknown) => preview.open(toUri(uri), toTarget(target))),
     vscode.commands.registerCommand("dfd.showDependents", async (uriArg?: unknown, pos?: LspPosition, target?: unknown) => {

@@ -1,6 +1,7 @@
 // "Dataform: Show Column Lineage": dfd/lineage (lsp/PROTOCOL.md) for the
-// action and the column under the cursor, in a quick pick whose entries
-// open the file that defines their table.
+// action and the column under the cursor (or an action named by the
+// dependency graph), in a quick pick whose entries open the file that
+// defines their table.
 import * as vscode from "vscode";
 import type { LineageParams, LineageResult } from "./protocol_gen";
 import { lineageItems, lineageTitle, noLineageMessage, LineageItem } from "./lineageView";
@@ -10,9 +11,16 @@ interface PickItem extends vscode.QuickPickItem {
   item?: LineageItem;
 }
 
-export async function showLineage(srv: ServerManager): Promise<void> {
+/** An action by name, in the file that defines it (the graph view's nodes). */
+export interface LineageTarget {
+  uri: vscode.Uri;
+  action: string;
+}
+
+/** Shows the lineage of `target`, else of the action and column under the cursor. */
+export async function showLineage(srv: ServerManager, target?: LineageTarget): Promise<void> {
   const editor = vscode.window.activeTextEditor;
-  if (!editor) {
+  if (!target && !editor) {
     void vscode.window.showWarningMessage("dfd: open a .sqlx or .js file of a Dataform project to see its column lineage.");
     return;
   }
@@ -20,12 +28,16 @@ export async function showLineage(srv: ServerManager): Promise<void> {
     void vscode.window.showWarningMessage("dfd: cannot show column lineage: the language server is not running.");
     return;
   }
-  const doc = editor.document;
-  const pos = editor.selection.active;
-  const params: LineageParams = {
-    textDocument: { uri: doc.uri.toString() },
-    position: { line: pos.line, character: pos.character },
-  };
+  let params: LineageParams;
+  let docUri: vscode.Uri;
+  if (target) {
+    docUri = target.uri;
+    params = { textDocument: { uri: target.uri.toString() }, action: target.action };
+  } else {
+    const pos = editor!.selection.active;
+    docUri = editor!.document.uri;
+    params = { textDocument: { uri: docUri.toString() }, position: { line: pos.line, character: pos.character } };
+  }
   let result: LineageResult | undefined;
   try {
     // The first request of a project may analyse its SQL (about a
@@ -41,7 +53,7 @@ export async function showLineage(srv: ServerManager): Promise<void> {
   }
   if (!result) return;
   if (result.reason || result.columns.length === 0) {
-    void vscode.window.showInformationMessage(noLineageMessage(result, vscode.workspace.asRelativePath(doc.uri)));
+    void vscode.window.showInformationMessage(noLineageMessage(result, vscode.workspace.asRelativePath(docUri)));
     return;
   }
   const pick = vscode.window.createQuickPick<PickItem>();
