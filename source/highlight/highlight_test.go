@@ -46,7 +46,7 @@ func TestSQLX(t *testing.T) {
 		name, src string
 		want      []string
 	}{
-		{"select", "SELECT a, 'x', 1.5e3 FROM t -- c\nWHERE b >= 2",
+		{"select", "SELECT a, 'x', 1.5e3 FROM t -- c\r\nWHERE b >= 2",
 			[]string{"SELECT:keyword", "'x':string", "1.5e3:number", "FROM:keyword", "-- c:comment", "WHERE:keyword", ">=:operator", "2:number"}},
 		{"functions", "SELECT COUNT(*), IF(a, b, c), my_udf(x), LEFT JOIN, t.date, SAFE.SUBSTR(a, b), net.host(u), ds.fn(), CAST(x AS INT64)",
 			[]string{"SELECT:keyword", "COUNT:function+defaultLibrary", "*:operator", "IF:function+defaultLibrary", "my_udf:function",
@@ -116,7 +116,7 @@ func TestJS(t *testing.T) {
 		{"class", "class A extends B { m() { return this.x } }\nmodule.exports = { A };",
 			[]string{"class:keyword", "A:type+declaration", "extends:keyword", "B:type", "m:function", "return:keyword", "this:keyword", "x:property",
 				"module:variable+defaultLibrary", "exports:property", "=:operator", "A:variable"}},
-		{"comments and strings", "// line\n/* block */ 'it\\'s' \"a\\\nb\"",
+		{"comments and strings", "// line\r\n/* block */ 'it\\'s' \"a\\\nb\"",
 			[]string{"// line:comment", "/* block */:comment", `'it\'s':string`, "\"a\\\nb\":string"}},
 		{"unclosed", "/* open", []string{"/* open:comment"}},
 		{"stray", "#!@ ) ] } `", []string{"!:operator", "`:string"}},

@@ -193,7 +193,7 @@ func (l *jsLexer) run(i int) {
 			i++
 		case c == '/' && i+1 < l.end && s[i+1] == '/':
 			j := l.lineEnd(i)
-			l.emit(i, j, Comment, 0)
+			l.emit(i, i+trimCR(s[i:j]), Comment, 0)
 			i = j
 		case c == '/' && i+1 < l.end && s[i+1] == '*':
 			j := l.end

@@ -68,11 +68,13 @@ func isSQLIdentPart(c byte) bool  { return isSQLIdentStart(c) || isDigit(c) }
 // sqlLexer lexes SQL in which the ranges that are not SQL (holes: the
 // blocks of JavaScript, ${} placeholders, block keywords, separators) are
 // blanked out. A token around a hole — a string with a placeholder in it
-// — is split so that the hole stays the JavaScript's.
+// — is split so that the hole stays the JavaScript's, and each hole's own
+// tokens go out where it is, so that the result is in order.
 type sqlLexer struct {
 	s     string
-	holes []Span
-	h     int // the first hole that may still overlap a token
+	holes []hole
+	js    []Token // the holes' tokens
+	h     int     // the first hole whose tokens are not out yet
 	out   []Token
 	dot   bool // the last punctuation was a '.': a word is a field or a namespace's member
 }
@@ -80,17 +82,30 @@ type sqlLexer struct {
 // Span is a byte range [Start, End).
 type Span struct{ Start, End int }
 
+// hole is a range that is not SQL, with its tokens js[from:to].
+type hole struct {
+	Span
+	from, to int
+}
+
+// flush puts out the tokens of the holes that start before a.
+func (l *sqlLexer) flush(a int) {
+	for ; l.h < len(l.holes) && l.holes[l.h].Start < a; l.h++ {
+		l.out = append(l.out, l.js[l.holes[l.h].from:l.holes[l.h].to]...)
+	}
+}
+
 func (l *sqlLexer) emit(a, b int, k Kind, m Mods) {
 	for a < b {
-		for l.h < len(l.holes) && l.holes[l.h].End <= a {
-			l.h++
-		}
+		l.flush(a)
 		if l.h < len(l.holes) && l.holes[l.h].Start < b {
+			// A hole inside the token: the part before it, then (at
+			// the next flush) the hole's tokens.
 			hole := l.holes[l.h]
 			if hole.Start > a {
 				l.out = append(l.out, Token{Start: a, End: hole.Start, Kind: k, Mods: m})
 			}
-			a = max(a, hole.End)
+			a = hole.End
 			continue
 		}
 		l.out = append(l.out, Token{Start: a, End: b, Kind: k, Mods: m})
@@ -98,9 +113,10 @@ func (l *sqlLexer) emit(a, b int, k Kind, m Mods) {
 	}
 }
 
-// lexSQL lexes all of s (the masked text: holes are blanks).
-func lexSQL(s string, holes []Span, out []Token) []Token {
-	l := &sqlLexer{s: s, holes: holes, out: out}
+// lexSQL lexes all of s (the masked text: holes are blanks), putting
+// each hole's tokens (js) where it is.
+func lexSQL(s string, holes []hole, js, out []Token) []Token {
+	l := &sqlLexer{s: s, holes: holes, js: js, out: out}
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
@@ -112,7 +128,7 @@ func lexSQL(s string, holes []Span, out []Token) []Token {
 			if j < 0 {
 				j = len(s) - i
 			}
-			l.emit(i, i+j, Comment, 0)
+			l.emit(i, i+trimCR(s[i:i+j]), Comment, 0)
 			i += j
 			continue
 		case c == '/' && i+1 < len(s) && s[i+1] == '*':
@@ -159,6 +175,7 @@ func lexSQL(s string, holes []Span, out []Token) []Token {
 		}
 		l.dot = false
 	}
+	l.flush(len(s) + 1)
 	return l.out
 }
 
@@ -300,4 +317,12 @@ func (l *sqlLexer) qualifier(i int) string {
 		j--
 	}
 	return strings.ToUpper(l.s[j : i-1])
+}
+
+// trimCR is the length of line without the '\r' of a \r\n line end.
+func trimCR(line string) int {
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		return n - 1
+	}
+	return len(line)
 }

@@ -11,9 +11,20 @@ import (
 // keyword, a placeholder, a separator. Its tokens are lexed on their own;
 // in the SQL it is a hole.
 type part struct {
-	span source.Span
-	lex  func(s string, out []Token) []Token
+	span  source.Span
+	kind  partKind
+	block source.Block // of partJSBlock and partSQLBlockHeader
 }
+
+type partKind uint8
+
+const (
+	partJSBlock        partKind = iota // config { … } or js { … }: keyword and JavaScript
+	partSQLBlockHeader                 // pre_operations { and the like, input "a" {
+	partSQLBlockClose                  // the '}' of a SQL block
+	partPlaceholder                    // ${ … }
+	partSeparator                      // ---
+)
 
 // SQLX returns the tokens of a SQLX file whose structure is x
 // (source.ScanSQLX of src): SQL in the body and in pre_operations,
@@ -22,12 +33,13 @@ type part struct {
 // macros; block keywords and --- separators are keywords.
 func SQLX(src []byte, x *source.SQLX) []Token {
 	s := string(src)
-	parts := sqlxParts(s, x)
+	parts := sqlxParts(x)
 	// The SQL is lexed with the parts blanked out, so that a string
 	// around a placeholder stays one string and SQL never reads the
-	// JavaScript.
+	// JavaScript. The parts' tokens are lexed first; the SQL lexer puts
+	// them in place as it passes their holes.
 	masked := []byte(s)
-	holes := make([]Span, 0, len(parts))
+	holes := make([]hole, 0, len(parts))
 	var js []Token
 	for _, p := range parts {
 		start, end := max(p.span.Start, 0), min(p.span.End, len(s))
@@ -37,57 +49,64 @@ func SQLX(src []byte, x *source.SQLX) []Token {
 		for i := start; i < end; i++ {
 			masked[i] = ' '
 		}
-		holes = append(holes, Span{start, end})
+		from := len(js)
 		js = p.lex(s, js)
+		holes = append(holes, hole{Span{start, end}, from, len(js)})
 	}
-	sql := lexSQL(string(masked), holes, make([]Token, 0, len(s)/4))
-	return merge(sql, js)
+	return lexSQL(string(masked), holes, js, make([]Token, 0, len(s)/6))
 }
 
 // sqlxParts are x's non-SQL parts in the order of the file.
-func sqlxParts(s string, x *source.SQLX) []part {
-	var parts []part
-	keyword := func(at int, word string) func(string, []Token) []Token {
-		return func(_ string, out []Token) []Token {
-			return append(out, Token{Start: at, End: at + len(word), Kind: Keyword})
-		}
-	}
+func sqlxParts(x *source.SQLX) []part {
+	parts := make([]part, 0, len(x.Blocks)*2+len(x.Placeholders)+len(x.Separators))
 	for _, b := range x.Blocks {
-		word := b.Kind.String()
 		switch b.Kind {
 		case source.ConfigBlock, source.JSBlock:
-			initial := frameObject // config's body is an object literal's
-			if b.Kind == source.JSBlock {
-				initial = frameBlock
-			}
-			body := b.Body
-			parts = append(parts, part{span: b.Span, lex: func(s string, out []Token) []Token {
-				out = keyword(b.Span.Start, word)(s, out)
-				return lexJS(s, body.Start, body.End, out, sqlxBuiltins, initial)
-			}})
+			parts = append(parts, part{span: b.Span, kind: partJSBlock, block: b})
 		default:
-			header := source.Span{Start: b.Span.Start, End: b.Body.Start}
-			parts = append(parts, part{span: header, lex: func(s string, out []Token) []Token {
-				out = keyword(b.Span.Start, word)(s, out)
-				if b.Kind == source.InputBlock {
-					out = inputNames(s, header.Start+len(word), header.End, out)
-				}
-				return out
-			}})
+			parts = append(parts, part{span: source.Span{Start: b.Span.Start, End: b.Body.Start}, kind: partSQLBlockHeader, block: b})
 			if b.Closed {
-				parts = append(parts, part{span: source.Span{Start: b.Span.End - 1, End: b.Span.End}, lex: func(_ string, out []Token) []Token { return out }})
+				parts = append(parts, part{span: source.Span{Start: b.Span.End - 1, End: b.Span.End}, kind: partSQLBlockClose})
 			}
 		}
 	}
 	for _, p := range x.Placeholders {
-		parts = append(parts, part{span: p, lex: func(s string, out []Token) []Token { return placeholder(s, p, out) }})
+		parts = append(parts, part{span: p, kind: partPlaceholder})
 	}
 	for _, sep := range x.Separators {
-		at := sep.Span.Start + strings.Index(s[sep.Span.Start:sep.Span.End], "---")
-		parts = append(parts, part{span: sep.Span, lex: keyword(at, "---")})
+		parts = append(parts, part{span: sep.Span, kind: partSeparator})
 	}
 	slices.SortFunc(parts, func(a, b part) int { return a.span.Start - b.span.Start })
 	return parts
+}
+
+// lex appends the part's tokens to out.
+func (p part) lex(s string, out []Token) []Token {
+	keyword := func(at int, word string) {
+		out = append(out, Token{Start: at, End: at + len(word), Kind: Keyword})
+	}
+	switch p.kind {
+	case partJSBlock:
+		keyword(p.span.Start, p.block.Kind.String())
+		initial := frameObject // config's body is an object literal's
+		if p.block.Kind == source.JSBlock {
+			initial = frameBlock
+		}
+		return lexJS(s, p.block.Body.Start, p.block.Body.End, out, sqlxBuiltins, initial)
+	case partSQLBlockHeader:
+		word := p.block.Kind.String()
+		keyword(p.span.Start, word)
+		if p.block.Kind == source.InputBlock {
+			out = inputNames(s, p.span.Start+len(word), p.span.End, out)
+		}
+	case partPlaceholder:
+		return placeholder(s, p.span, out)
+	case partSeparator:
+		if i := strings.Index(s[p.span.Start:p.span.End], "---"); i >= 0 {
+			keyword(p.span.Start+i, "---")
+		}
+	}
+	return out
 }
 
 // placeholder lexes ${ … }: the delimiters are macros, the inside an
@@ -122,25 +141,6 @@ func inputNames(s string, from, to int, out []Token) []Token {
 		i += j + 1
 	}
 	return out
-}
-
-// merge merges two sorted token lists whose tokens never overlap.
-func merge(a, b []Token) []Token {
-	if len(b) == 0 {
-		return a
-	}
-	out := make([]Token, 0, len(a)+len(b))
-	for len(a) > 0 && len(b) > 0 {
-		if a[0].Start <= b[0].Start {
-			out = append(out, a[0])
-			a = a[1:]
-		} else {
-			out = append(out, b[0])
-			b = b[1:]
-		}
-	}
-	out = append(out, a...)
-	return append(out, b...)
 }
 
 // JS returns the tokens of a project's .js file (definitions/, includes/).
