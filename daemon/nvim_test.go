@@ -142,6 +142,146 @@ func TestNeovimConfigs(t *testing.T) {
 	}
 }
 
+// TestNeovimEdits renames and formats through Neovim's own LSP client with
+// the shipped neovim/dfd.lua installed as the user's plugin/dfd.lua and
+// `dfd` on PATH (daemon/testdata/nvim/edits.lua does the editing):
+// vim.lsp.buf.rename on a ref("daily_clicks") of a .sqlx renames the ref
+// and the publish("daily_clicks", …) of the .js that defines it; a rename
+// of an action named by its file is refused with the reason when the
+// client does not announce file renames (Neovim 0.7 announces the
+// "rename" resource operation but not workspaceEdit.documentChanges, which
+// dfd requires with it) and changes nothing; formatting a messy
+// .sqlx (vim.lsp.buf.formatting_sync on 0.7, vim.lsp.buf.format on 0.8+)
+// leaves in the buffer what `dfd format` writes for a copy of the file.
+// Neovim writes the buffers it edited (:wall), and the files on disk are
+// checked here as well.
+func TestNeovimEdits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no editor")
+	}
+	out, err := exec.Command("bash", filepath.Join(testenv.RepoRoot(), "testdata", "lsp", "nvim", "ensure-nvim.sh")).Output()
+	if err != nil {
+		t.Fatalf("installing neovim: %v", err)
+	}
+	nvim := strings.TrimSpace(string(out))
+	dfd := dfdBin(t)
+	bin := t.TempDir()
+	if err := os.Symlink(dfd, filepath.Join(bin, "dfd")); err != nil {
+		t.Fatal(err)
+	}
+
+	root := jitWorkspace(t)
+	snap, err := os.ReadFile(snapshotPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The config block is written with odd spacing: formatting must leave
+	// it (and the ${…} placeholder) exactly as written.
+	const config = "config {\n  type:   \"view\",\n  tags: [\"messy\"]\n}\n"
+	const placeholder = `${ref("raw_clicks")}`
+	messy := config + "select country,count(*) as n from " + placeholder + " where country='US' group by country\n"
+	for name, content := range map[string]string{
+		"metadata.json":                   string(snap), // dfd.lua's snapshot setting
+		"definitions/messy.sqlx":          messy,
+		"definitions/uses_campaigns.sqlx": "config { type: \"view\" }\nSELECT * FROM ${ref(\"campaigns\")}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(name)), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The expected text is what the CLI makes of the same file.
+	copyDir := t.TempDir()
+	messyCopy := filepath.Join(copyDir, "messy.sqlx")
+	if err := os.WriteFile(messyCopy, []byte(messy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fout, err := exec.Command(dfd, "format", messyCopy).CombinedOutput(); err != nil {
+		t.Fatalf("dfd format: %v\n%s", err, fout)
+	}
+	expected, err := os.ReadFile(messyCopy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(expected) == messy {
+		t.Fatalf("dfd format left messy.sqlx as it was: nothing for Neovim to do")
+	}
+	if !strings.HasPrefix(string(expected), config) || !strings.Contains(string(expected), placeholder) {
+		t.Fatalf("dfd format changed the config block or the placeholder:\n%s", expected)
+	}
+	expectedPath := filepath.Join(copyDir, "expected.sqlx")
+	if err := os.WriteFile(expectedPath, expected, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	configHome := t.TempDir()
+	plugin, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "neovim", "dfd.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(configHome, "nvim", "plugin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(configHome, "nvim", "plugin", "dfd.lua"), plugin, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	result := filepath.Join(t.TempDir(), "result.txt")
+	cmd := exec.Command(nvim, "--headless", "-c", "luafile "+filepath.Join(testenv.RepoRoot(), "daemon", "testdata", "nvim", "edits.lua"))
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"DFD_PROJECT="+root, "DFD_EXPECTED="+expectedPath, "DFD_RESULT="+result,
+		"XDG_CONFIG_HOME="+configHome, "XDG_DATA_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Dir = t.TempDir()
+	combined, err := cmd.CombinedOutput()
+	report, rerr := os.ReadFile(result)
+	if rerr != nil {
+		t.Fatalf("neovim wrote no report (err %v):\n%s", err, combined)
+	}
+	t.Logf("neovim report:\n%s", report)
+	m := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`).FindStringSubmatch(string(report))
+	if m == nil {
+		t.Fatalf("no summary line in the report")
+	}
+	if m[2] != "0" || m[1] == "0" {
+		t.Errorf("neovim: %s passed, %s failed", m[1], m[2])
+	}
+
+	// What Neovim wrote.
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Errorf("after the edits: %v", err)
+		}
+		return string(b)
+	}
+	if got := read("definitions/messy.sqlx"); got != string(expected) {
+		t.Errorf("messy.sqlx on disk is not what dfd format writes:\n%s\nwant:\n%s", got, expected)
+	}
+	if got := read("definitions/top_countries.sqlx"); !strings.Contains(got, `${ref("clicks_per_day")}`) || strings.Contains(got, `"daily_clicks"`) {
+		t.Errorf("top_countries.sqlx on disk, after renaming daily_clicks to clicks_per_day:\n%s", got)
+	}
+	if got := read("definitions/jit/daily_clicks.js"); !strings.Contains(got, `publish("clicks_per_day",`) || strings.Contains(got, `"daily_clicks"`) {
+		t.Errorf("daily_clicks.js on disk, after renaming daily_clicks to clicks_per_day:\n%s", got)
+	}
+	// Every other place that names daily_clicks (dependencies, jctx.ref in
+	// JiT code) was renamed too, in files Neovim had not opened.
+	err = filepath.WalkDir(filepath.Join(root, "definitions"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), `"daily_clicks"`) {
+			t.Errorf("%s still names daily_clicks after the rename:\n%s", p, b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestReadmeNeovimConfigs keeps the README's Neovim section and the files
 // the headless test loads the same text.
 func TestReadmeNeovimConfigs(t *testing.T) {
