@@ -106,6 +106,11 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 			},
 			DocumentLinkProvider: &protocol.DocumentLinkOptions{},
 			FoldingRangeProvider: protocol.Boolean(true),
+			SemanticTokensProvider: &protocol.SemanticTokensOptions{
+				Legend: semanticLegend,
+				Range:  protocol.Boolean(true),
+				Full:   protocol.Boolean(true),
+			},
 			SignatureHelpProvider: &protocol.SignatureHelpOptions{
 				TriggerCharacters: []string{"(", ","},
 			},

@@ -18,11 +18,12 @@ const module = "github.com/dfdtools/dfd/"
 // (or trees) it may import. A package without a rule may import nothing of
 // dfd's. Tests are not checked: they may import helpers from anywhere.
 var rules = map[string][]string{
-	"source":   nil,
-	"settings": nil,
-	"gsql":     nil,
-	"project":  nil,
-	"engine":   {"source"}, // the CLI's require extensions (source.RequireExtensions)
+	"source":           nil,
+	"source/highlight": {"source"}, // semantic tokens' lexers: no BigQuery analyzer, no LSP
+	"settings":         nil,
+	"gsql":             nil,
+	"project":          nil,
+	"engine":           {"source"}, // the CLI's require extensions (source.RequireExtensions)
 
 	"protos":            nil, // go generate only
 	"protos/dataformpb": nil,
@@ -48,7 +49,7 @@ var rules = map[string][]string{
 	"sqlcheck":  {"gsql", "source", "adapters", "protos/dataformpb"},
 	"sqlxfmt":   {"gsql", "source"}, // dfd format: GoogleSQL's formatter on SQLX's SQL parts
 	"workspace": {"source", "project", "settings"},
-	"lsp":       {"workspace", "source", "settings"},
+	"lsp":       {"workspace", "source", "source/highlight", "settings"},
 
 	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "sqlcheck", "sqlxfmt", "project", "protos/dataformpb"},
 	"cmd/...": {"..."},
