@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.lsp.dev/protocol"
 
 	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/source/highlight"
@@ -85,14 +86,27 @@ func bigSQLX(size int) []byte {
 }
 
 // What a semanticTokens/full request of a 2 MB SQLX file costs the
-// server: lexing and encoding (not the JSON).
+// server: lexing and encoding, then the JSON of the answer.
 func BenchmarkSemanticTokens2MB(b *testing.B) {
 	src := bigSQLX(2 << 20)
 	x := source.ScanSQLX(src)
 	m := source.NewMapper(src)
-	b.SetBytes(int64(len(src)))
-	b.ReportAllocs()
-	for b.Loop() {
-		encodeTokens(m, src, highlight.SQLX(src, x), 0, len(src))
-	}
+	b.Run("tokens", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		b.ReportAllocs()
+		for b.Loop() {
+			encodeTokens(m, src, highlight.SQLX(src, x), 0, len(src))
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		res := &protocol.SemanticTokens{Data: encodeTokens(m, src, highlight.SQLX(src, x), 0, len(src))}
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := protocol.Marshal(res)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(out)))
+		}
+	})
 }

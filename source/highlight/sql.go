@@ -79,13 +79,11 @@ type sqlLexer struct {
 	dot   bool // the last punctuation was a '.': a word is a field or a namespace's member
 }
 
-// Span is a byte range [Start, End).
-type Span struct{ Start, End int }
-
-// hole is a range that is not SQL, with its tokens js[from:to].
+// hole is a range [Start, End) that is not SQL, with its tokens
+// js[from:to].
 type hole struct {
-	Span
-	from, to int
+	Start, End int
+	from, to   int
 }
 
 // flush puts out the tokens of the holes that start before a.

@@ -51,7 +51,7 @@ func SQLX(src []byte, x *source.SQLX) []Token {
 		}
 		from := len(js)
 		js = p.lex(s, js)
-		holes = append(holes, hole{Span{start, end}, from, len(js)})
+		holes = append(holes, hole{Start: start, End: end, from: from, to: len(js)})
 	}
 	return lexSQL(string(masked), holes, js, make([]Token, 0, len(s)/6))
 }
