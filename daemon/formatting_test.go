@@ -32,7 +32,8 @@ func (s *session) format(t *testing.T, path string) []fakeeditor.TextEdit {
 // Formatting an unsaved .sqlx buffer: its SQL is GoogleSQL's layout, the
 // config block, ${…} and js {} as written; the project compiles to the
 // same graph (no diagnostics appear); formatting again changes nothing;
-// a part with a comment is left as written, and the editor is told.
+// comments stay where they stand; a part GoogleSQL cannot parse is left
+// as written, and the editor is told.
 func TestFormattingSQLX(t *testing.T) {
 	root := testenv.ProjectCopy(t, testenv.Fixture("sqlx_warehouse"), testenv.CoreVersion)
 	s := startServer(t, serverConfig{})
@@ -70,15 +71,25 @@ func TestFormattingSQLX(t *testing.T) {
 		t.Errorf("the preview of the formatted buffer: error %q, %d actions %+v", res.Error, len(res.Actions), res.Actions)
 	}
 
-	// A comment in the SQL: that part stays as written, and the editor
-	// hears why.
+	// A comment in the SQL goes back where it stood.
 	commented := config + "\n\nselect customer_id -- the key\nfrom ${ref(\"fct_orders\")}\n"
 	if err := s.ed.SetText(s.ctx, path, commented); err != nil {
 		t.Fatal(err)
 	}
 	s.format(t, path)
-	if got := s.ed.Text(path); got != commented {
-		t.Errorf("a part with a comment was changed:\n%s", got)
+	if got, want := s.ed.Text(path), config+"\n\nSELECT\n  customer_id -- the key\nFROM\n  ${ref(\"fct_orders\")}\n"; got != want {
+		t.Errorf("a part with a comment:\n%s\nwant\n%s", got, want)
+	}
+
+	// SQL GoogleSQL cannot parse: that part stays as written, and the
+	// editor hears why.
+	broken := config + "\n\nselect customer_id,, from ${ref(\"fct_orders\")}\n"
+	if err := s.ed.SetText(s.ctx, path, broken); err != nil {
+		t.Fatal(err)
+	}
+	s.format(t, path)
+	if got := s.ed.Text(path); got != broken {
+		t.Errorf("a part GoogleSQL cannot parse was changed:\n%s", got)
 	}
 	if err := s.ed.Await(s.ctx, "a message about the part left as written", func(st *fakeeditor.State) bool {
 		for _, m := range st.Shown {

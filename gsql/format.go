@@ -31,8 +31,10 @@ type FormatOptions struct {
 
 // FormatSQL formats a SQL text of one or more statements with GoogleSQL's
 // own formatter (its Unparse of each statement), and returns it only when
-// that is safe: the text has no comments (the formatter drops them), and
-// the formatted text has the same tokens as the original — string
+// that is safe. GoogleSQL's formatter drops comments, so the text is
+// formatted without them and each comment is put back next to the token
+// it followed or preceded (comments.go), byte for byte and in order. The
+// formatted text has the same tokens as the original — string
 // literals, numbers, quoted identifiers and operators byte for byte,
 // keywords in any case — except for the few tokens the formatter spells
 // out without changing meaning (AS before an alias, INTO after INSERT and
@@ -42,6 +44,23 @@ type FormatOptions struct {
 // … AS, where one would break it. Errors are *FormatError, or the
 // engine's failure to start.
 func FormatSQL(text string, opts FormatOptions) (string, error) {
+	out, err := formatWithComments(text, opts)
+	if err != nil {
+		return "", err
+	}
+	// Stable: formatting the result again gives it back. The comments'
+	// placement is what this checks; the SQL's own stability is checked
+	// inside.
+	again, err := formatWithComments(out, opts)
+	if err != nil || again != out {
+		return "", &FormatError{0, "formatting is not stable on this SQL (its comments move); it was left as written"}
+	}
+	return out, nil
+}
+
+// formatWithComments formats the text without its comments and puts them
+// back (see comments.go).
+func formatWithComments(text string, opts FormatOptions) (string, error) {
 	if len(text) > MaxStatementBytes {
 		return "", &FormatError{0, fmt.Sprintf("SQL of %s is longer than the %s dfd formats", kib(len(text)), kib(MaxStatementBytes))}
 	}
@@ -49,39 +68,83 @@ func FormatSQL(text string, opts FormatOptions) (string, error) {
 	if err != nil {
 		return "", &FormatError{0, "cannot read the SQL: " + err.Error()}
 	}
-	for _, t := range toks {
-		if t.Kind == Comment {
-			return "", &FormatError{t.Start, "a comment inside the SQL (GoogleSQL's formatter would drop it)"}
-		}
-	}
 	if len(toks) == 0 {
 		return text, nil
 	}
-	formatted, err := unparse(text)
+	cs := splitComments(text, toks)
+	if len(cs.code) == 0 {
+		return text, nil // comments only
+	}
+	formatted, ftoks, align, err := formatCode(cs.stripped, cs.code, opts)
 	if err != nil {
 		return "", err
 	}
-	if last := toks[len(toks)-1]; text[last.Start:last.End] == ";" {
+	if len(cs.comments) == 0 {
+		return formatted, nil
+	}
+	return placeComments(text, cs, formatted, ftoks, align)
+}
+
+// formatCode formats a text without comments and aligns its tokens with
+// the formatted ones: align[i] is the formatted token that is code[i].
+func formatCode(text string, code []Token, opts FormatOptions) (string, []Token, []int, error) {
+	formatted, err := unparse(text)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if last := code[len(code)-1]; text[last.Start:last.End] == ";" {
 		formatted += ";"
 	}
 	ftoks, err := Tokens(formatted)
 	if err != nil {
-		return "", &FormatError{0, "the formatted SQL cannot be read: " + err.Error()}
+		return "", nil, nil, &FormatError{0, "the formatted SQL cannot be read: " + err.Error()}
 	}
-	if err := sameTokens(text, toks, formatted, ftoks, opts); err != nil {
-		return "", err
+	align, err := alignTokens(text, code, formatted, ftoks, opts, true)
+	if err != nil {
+		return "", nil, nil, err
 	}
+	printed := formatted
+	if formatted, ftoks, err = unquoteAsWritten(text, code, formatted, ftoks, align); err != nil {
+		return "", nil, nil, err
+	}
+	// Stable: what is printed for the result is what was printed for the
+	// text (the requoting undone above is redone by the printer).
 	again, err := unparse(formatted)
 	if err != nil {
-		return "", &FormatError{0, "the formatted SQL does not parse again: " + err.Error()}
+		return "", nil, nil, &FormatError{0, "the formatted SQL does not parse again: " + err.Error()}
 	}
 	if strings.HasSuffix(formatted, ";") {
 		again += ";"
 	}
-	if again != formatted {
-		return "", &FormatError{0, "GoogleSQL's formatter is not stable on this SQL"}
+	if again != printed {
+		return "", nil, nil, &FormatError{0, "GoogleSQL's formatter is not stable on this SQL"}
 	}
-	return formatted, nil
+	return formatted, ftoks, align, nil
+}
+
+// unquoteAsWritten spells the words GoogleSQL's printer quoted
+// (`current_date`()) as the text wrote them, and returns the new text with
+// its tokens (align still holds: only token texts change).
+func unquoteAsWritten(text string, code []Token, formatted string, ftoks []Token, align []int) (string, []Token, error) {
+	var b strings.Builder
+	last, changed := 0, false
+	for i, j := range align {
+		if isRequoted(text, code[i], formatted, ftoks[j]) {
+			b.WriteString(formatted[last:ftoks[j].Start])
+			b.WriteString(text[code[i].Start:code[i].End])
+			last, changed = ftoks[j].End, true
+		}
+	}
+	if !changed {
+		return formatted, ftoks, nil
+	}
+	b.WriteString(formatted[last:])
+	out := b.String()
+	toks, err := Tokens(out)
+	if err != nil || len(toks) != len(ftoks) {
+		return "", nil, &FormatError{0, "the formatted SQL cannot be read"}
+	}
+	return out, toks, nil
 }
 
 // unparse parses text as a script and prints each statement as
@@ -141,6 +204,17 @@ func unparse(text string) (string, error) {
 // sameTokens checks that the formatted text says what the original says
 // (see FormatSQL) and, for opaque words, that their surroundings are kept.
 func sameTokens(a string, at []Token, b string, bt []Token, opts FormatOptions) error {
+	_, err := alignTokens(a, at, b, bt, opts, false)
+	return err
+}
+
+// alignTokens is sameTokens, returning for each token of a the index of
+// the token of b that it is.
+// With requoted, a plain word of a may be a `quoted` identifier in b with
+// the same text: GoogleSQL's printer quotes function names such as IF and
+// CURRENT_DATE, which formatCode then spells as they were written.
+func alignTokens(a string, at []Token, b string, bt []Token, opts FormatOptions, requoted bool) ([]int, error) {
+	align := make([]int, len(at))
 	opaque := func(s string, t Token) bool {
 		if opts.Opaque == nil {
 			return false
@@ -154,24 +228,25 @@ func sameTokens(a string, at []Token, b string, bt []Token, opts FormatOptions) 
 		return false
 	}
 	opaqueAt := func(s string, ts []Token, k int) bool { return k >= 0 && k < len(ts) && opaque(s, ts[k]) }
-	mismatch := func(i int) error {
+	mismatch := func(i int) ([]int, error) {
 		if i >= len(at) {
-			return &FormatError{len(a), "GoogleSQL's formatter would add tokens at the end; the SQL was left as written"}
+			return nil, &FormatError{len(a), "GoogleSQL's formatter would add tokens at the end; the SQL was left as written"}
 		}
-		return &FormatError{at[i].Start, fmt.Sprintf("GoogleSQL's formatter would change the SQL near %q; it was left as written", a[at[i].Start:at[i].End])}
+		return nil, &FormatError{at[i].Start, fmt.Sprintf("GoogleSQL's formatter would change the SQL near %q; it was left as written", a[at[i].Start:at[i].End])}
 	}
 	i, j := 0, 0
 	for i < len(at) || j < len(bt) {
-		if i < len(at) && j < len(bt) && sameToken(a, at[i], b, bt[j], opts) {
+		if i < len(at) && j < len(bt) && (sameToken(a, at[i], b, bt[j], opts) || requoted && isRequoted(a, at[i], b, bt[j])) {
 			if opaque(a, at[i]) && at[i].Kind == Word {
 				ga, oka := gapBefore(a, at, i)
 				gb, okb := gapBefore(b, bt, j)
 				ha, okha := gapAfter(a, at, i)
 				hb, okhb := gapAfter(b, bt, j)
 				if !sameGap(ga, oka, gb, okb) || !sameGap(ha, okha, hb, okhb) {
-					return &FormatError{at[i].Start, "formatting would change the spacing next to a ${…} placeholder; the SQL was left as written"}
+					return nil, &FormatError{at[i].Start, "formatting would change the spacing next to a ${…} placeholder; the SQL was left as written"}
 				}
 			}
+			align[i] = j
 			i, j = i+1, j+1
 			continue
 		}
@@ -181,7 +256,12 @@ func sameTokens(a string, at []Token, b string, bt []Token, opts FormatOptions) 
 		}
 		return mismatch(i)
 	}
-	return nil
+	return align, nil
+}
+
+// isRequoted: the word x of a printed as a `quoted` identifier y of b.
+func isRequoted(a string, x Token, b string, y Token) bool {
+	return x.Kind == Word && y.Kind == QuotedIdent && b[y.Start+1:y.End-1] == a[x.Start:x.End]
 }
 
 // sameToken: the same token, up to keyword case and the quotes of a
@@ -258,9 +338,10 @@ func sameGap(orig string, okA bool, formatted string, okB bool) bool {
 }
 
 // SameSQL reports, as an error saying where, whether formatted says what
-// orig says by FormatSQL's rules: the same tokens up to keyword case and
-// the tokens the formatter spells out. Tests use it to compare compiled
-// SQL before and after formatting.
+// orig says by FormatSQL's rules: the same code tokens up to keyword case
+// and the tokens the formatter spells out, and the same comments byte for
+// byte and in order (a trailing comment may have moved past a comma).
+// Tests use it to compare compiled SQL before and after formatting.
 func SameSQL(orig, formatted string) error {
 	at, err := Tokens(orig)
 	if err != nil {
@@ -270,5 +351,17 @@ func SameSQL(orig, formatted string) error {
 	if err != nil {
 		return err
 	}
-	return sameTokens(orig, at, formatted, bt, FormatOptions{})
+	a, b := splitComments(orig, at), splitComments(formatted, bt)
+	if err := sameTokens(orig, a.code, formatted, b.code, FormatOptions{}); err != nil {
+		return err
+	}
+	for i, c := range a.comments {
+		if i >= len(b.comments) || orig[c.tok.Start:c.tok.End] != formatted[b.comments[i].tok.Start:b.comments[i].tok.End] {
+			return &FormatError{c.tok.Start, fmt.Sprintf("the comment %q is lost or changed", orig[c.tok.Start:c.tok.End])}
+		}
+	}
+	if len(b.comments) > len(a.comments) {
+		return &FormatError{len(orig), "a comment was added"}
+	}
+	return nil
 }

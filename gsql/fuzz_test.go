@@ -55,3 +55,42 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFormatSQL feeds arbitrary text (seeded with the corpus, with
+// comments spliced in) to FormatSQL and checks what formatting promises
+// whenever it answers: the result says what the text says (SameSQL, which
+// compares comments byte for byte and in order), and formatting it again
+// gives it back.
+func FuzzFormatSQL(f *testing.F) {
+	for i, c := range corpus(f) {
+		if len(c.sql) >= 4096 {
+			continue
+		}
+		f.Add(c.sql)
+		// The same SQL with a comment after its first line and one on a
+		// line of its own before its last line.
+		lines := strings.Split(c.sql, "\n")
+		if len(lines) > 1 {
+			lines[0] += " -- c" + string(rune('a'+i%26))
+			lines[len(lines)-1] = "/* d */\n" + lines[len(lines)-1]
+			f.Add(strings.Join(lines, "\n"))
+		}
+	}
+	f.Add("select a, -- why\n b from t # h\nwhere x = 1 /* y */ and z")
+	f.Fuzz(func(t *testing.T, sql string) {
+		if len(sql) > 1<<13 {
+			return
+		}
+		out, err := FormatSQL(sql, FormatOptions{})
+		if err != nil {
+			return
+		}
+		if err := SameSQL(sql, out); err != nil {
+			t.Fatalf("FormatSQL(%q) = %q, which says something else: %v", sql, out, err)
+		}
+		again, err := FormatSQL(out, FormatOptions{})
+		if err != nil || again != out {
+			t.Fatalf("FormatSQL(%q) = %q; again: %q, %v", sql, out, again, err)
+		}
+	})
+}

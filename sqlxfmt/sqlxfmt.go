@@ -3,9 +3,10 @@
 // post_operations blocks go through GoogleSQL's formatter (gsql.FormatSQL,
 // with its safety checks), while ${…} placeholders and everything that is
 // not SQL (config, js, incremental_where and input blocks, --- separators)
-// stay byte for byte. What cannot be formatted safely — a comment inside
-// the SQL, a placeholder where an identifier cannot stand, SQL GoogleSQL
-// does not parse — is left as written, with a Problem saying where and why.
+// stay byte for byte; comments stay where they stand. What cannot be
+// formatted safely — a placeholder where an identifier cannot stand, SQL
+// GoogleSQL does not parse, a comment that cannot be put back — is left as
+// written, with a Problem saying where and why.
 package sqlxfmt
 
 import (
@@ -166,7 +167,10 @@ func sqlRegions(x *source.SQLX, n int) []region {
 	return out
 }
 
-const phPrefix = "__dfd_ph_"
+const (
+	phPrefix  = "__dfd_ph_"
+	tblPrefix = "__dfd_tbl_"
+)
 
 // placeholderName is the identifier that stands for the k-th placeholder
 // of a region. Inside a `quoted identifier` it has spaces, so that the
@@ -178,15 +182,36 @@ func placeholderName(k int, quoted bool) string {
 	return phPrefix + strconv.Itoa(k) + "__"
 }
 
+// tableName is the identifier that stands for the k-th placeholder of a
+// region when the placeholder is a table reference (see isTableRef): it
+// expands to one `quoted` table name, so the formatter may treat it as the
+// identifier it is — put AS after it, move it to its own line.
+func tableName(k int) string { return tblPrefix + strconv.Itoa(k) + "__" }
+
+// isPlaceholderWord reports the words the formatter must treat as opaque:
+// those holding a placeholder, except a table reference standing alone.
 func isPlaceholderWord(w string) bool {
-	return strings.Contains(w, phPrefix) || strings.Contains(w, "__dfd ph ")
+	if strings.Contains(w, phPrefix) || strings.Contains(w, "__dfd ph ") {
+		return true
+	}
+	return strings.Contains(w, tblPrefix) && !(strings.HasPrefix(w, tblPrefix) && strings.HasSuffix(w, "__") &&
+		strings.Count(w, tblPrefix) == 1 && isDigits(w[len(tblPrefix):len(w)-2]))
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // formatRegion returns the formatted text of one region, or the region as
 // written (with a problem) when it cannot be formatted safely.
 func formatRegion(src []byte, x *source.SQLX, r region, problem func(int, string)) (string, error) {
 	orig := string(src[r.Start:r.End])
-	if strings.Contains(orig, phPrefix) || strings.Contains(orig, "__dfd ph ") {
+	if strings.Contains(orig, phPrefix) || strings.Contains(orig, "__dfd ph ") || strings.Contains(orig, tblPrefix) {
 		problem(r.Start, "the SQL contains dfd's placeholder names; it was left as written")
 		return orig, nil
 	}
@@ -198,6 +223,7 @@ func formatRegion(src []byte, x *source.SQLX, r region, problem func(int, string
 	}
 	// Substitute each placeholder, first with the plain name to find which
 	// ones stand inside quoted identifiers, then for good.
+	shadowed := shadowsBuiltins(src, x)
 	subst := func(quoted map[int]bool) (string, map[string]string) {
 		var b strings.Builder
 		names := map[string]string{}
@@ -205,6 +231,9 @@ func formatRegion(src []byte, x *source.SQLX, r region, problem func(int, string
 		for k, p := range phs {
 			b.Write(src[at:p.Start])
 			name := placeholderName(k, quoted[k])
+			if quoted != nil && !quoted[k] && !shadowed && isTableRef(string(src[p.Start:p.End])) {
+				name = tableName(k)
+			}
 			names[name] = string(src[p.Start:p.End])
 			b.WriteString(name)
 			at = p.End
@@ -234,18 +263,17 @@ func formatRegion(src []byte, x *source.SQLX, r region, problem func(int, string
 		problem(r.Start, "cannot read the SQL ("+err.Error()+"); it was left as written")
 		return orig, nil
 	}
-	first, lastTok := -1, -1
-	for i, t := range toks {
-		if t.Kind != gsql.Comment {
-			if first < 0 {
-				first = i
-			}
-			lastTok = i
-		}
+	code := false
+	for _, t := range toks {
+		code = code || t.Kind != gsql.Comment
 	}
-	if first < 0 {
+	if !code {
 		return orig, nil // whitespace and comments only
 	}
+	// The comments go through the formatter too (it keeps them where
+	// they stand), so that those before the SQL of a block are indented
+	// with it.
+	first, lastTok := 0, len(toks)-1
 	core := text[toks[first].Start:toks[lastTok].End]
 	lead, trail := text[:toks[first].Start], text[toks[lastTok].End:]
 	formatted, err := gsql.FormatSQL(core, gsql.FormatOptions{Opaque: isPlaceholderWord})
@@ -293,8 +321,10 @@ func origOffset(abs int, text string, regionStart int, phs []source.Span, names 
 	at := 0
 	for k, p := range phs {
 		name := placeholderName(k, false)
-		if _, ok := names[name]; !ok {
-			name = placeholderName(k, true)
+		for _, n := range []string{tableName(k), placeholderName(k, true)} {
+			if _, ok := names[n]; ok {
+				name = n
+			}
 		}
 		i := strings.Index(text[at:], name)
 		if i < 0 || at+i >= rel {
@@ -363,4 +393,86 @@ func lineOf(src []byte, off int) int {
 		off = len(src)
 	}
 	return strings.Count(string(src[:off]), "\n") + 1
+}
+
+// isTableRef reports whether a ${…} placeholder is one call of ref,
+// resolve or self (also as ctx.…): core expands it to one `quoted` table
+// name whatever its arguments.
+func isTableRef(ph string) bool {
+	expr := strings.TrimSpace(ph[2 : len(ph)-1])
+	expr = strings.TrimPrefix(expr, "ctx.")
+	var name string
+	for _, f := range []string{"ref", "resolve", "self"} {
+		if strings.HasPrefix(expr, f) {
+			name = f
+		}
+	}
+	if name == "" {
+		return false
+	}
+	rest := strings.TrimLeft(expr[len(name):], " \t")
+	if !strings.HasPrefix(rest, "(") {
+		return false
+	}
+	end := closingParen(rest)
+	return end == len(rest)-1
+}
+
+// closingParen is the offset of the parenthesis that closes the one s
+// starts with, skipping JavaScript strings and template literals; -1 when
+// there is none.
+func closingParen(s string) int {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+			if depth == 0 {
+				if c != ')' {
+					return -1
+				}
+				return i
+			}
+		case '"', '\'', '`':
+			j := i + 1
+			for j < len(s) && s[j] != c {
+				if s[j] == '\\' {
+					j++
+				} else if c == '`' && s[j] == '$' && j+1 < len(s) && s[j+1] == '{' {
+					return -1 // a template with substitutions: not worth reading
+				}
+				j++
+			}
+			if j >= len(s) {
+				return -1
+			}
+			i = j
+		case '/':
+			if i+1 < len(s) && (s[i+1] == '/' || s[i+1] == '*') {
+				return -1 // comments: not worth reading
+			}
+		}
+	}
+	return -1
+}
+
+// shadowsBuiltins reports whether the file's js blocks declare a name
+// ref, resolve or self, which would make a ${ref(…)} anything.
+func shadowsBuiltins(src []byte, x *source.SQLX) bool {
+	for _, b := range x.Blocks {
+		if b.Kind != source.JSBlock {
+			continue
+		}
+		body := string(src[b.Body.Start:b.Body.End])
+		for _, f := range []string{"ref", "resolve", "self"} {
+			for _, decl := range []string{"const ", "let ", "var ", "function "} {
+				if strings.Contains(body, decl+f) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

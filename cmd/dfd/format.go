@@ -19,8 +19,8 @@ import (
 // through GoogleSQL's formatter (package sqlxfmt). Exit status: 0 when
 // every file is formatted (or, without --check, has been rewritten); 1
 // with --check when a file would change; 2 on usage errors and files that
-// cannot be read or written. Parts left as written (a comment inside the
-// SQL, SQL GoogleSQL does not parse) are reported on stderr as
+// cannot be read or written. Parts left as written (SQL GoogleSQL does
+// not parse, a placeholder standing for a clause) are reported on stderr as
 // file:line: lines and do not fail the run: the file is as good as dfd
 // can safely make it.
 func runFormat(ctx context.Context, env *cmdEnv, args []string) int {

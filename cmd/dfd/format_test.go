@@ -125,10 +125,12 @@ func TestFormatCheckExitCodes(t *testing.T) {
 	messy := filepath.Join(dir, "definitions", "a.sqlx")
 	clean := filepath.Join(dir, "definitions", "b.sqlx")
 	commented := filepath.Join(dir, "definitions", "c.sqlx")
+	broken := filepath.Join(dir, "definitions", "d.sqlx")
 	for p, text := range map[string]string{
 		messy:     "config { type: \"view\" }\nselect a,b from ${ref(\"x\")}\n",
 		clean:     "SELECT\n  1\n",
 		commented: "select a, -- kept\n b from t\n",
+		broken:    "select from where\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -138,11 +140,11 @@ func TestFormatCheckExitCodes(t *testing.T) {
 		}
 	}
 	res := runDFD(t, "format", "--check", dir)
-	if res.code != 1 || strings.TrimSpace(string(res.stdout)) != messy {
-		t.Fatalf("--check: exit %d, stdout %q; want 1 and %s", res.code, res.stdout, messy)
+	if res.code != 1 || strings.TrimSpace(string(res.stdout)) != messy+"\n"+commented {
+		t.Fatalf("--check: exit %d, stdout %q; want 1 and %s, %s", res.code, res.stdout, messy, commented)
 	}
-	if !strings.Contains(string(res.stderr), commented+":1: a comment inside the SQL") {
-		t.Errorf("--check: stderr lacks the comment's message:\n%s", res.stderr)
+	if !strings.Contains(string(res.stderr), broken+":1: GoogleSQL cannot parse it") {
+		t.Errorf("--check: stderr lacks the unparsable file's message:\n%s", res.stderr)
 	}
 	if got, _ := os.ReadFile(messy); !strings.Contains(string(got), "select a,b") {
 		t.Errorf("--check wrote the file:\n%s", got)
@@ -153,8 +155,11 @@ func TestFormatCheckExitCodes(t *testing.T) {
 	if got, _ := os.ReadFile(messy); string(got) != "config { type: \"view\" }\nSELECT\n  a,\n  b\nFROM\n  ${ref(\"x\")}\n" {
 		t.Errorf("formatted file:\n%s", got)
 	}
-	if got, _ := os.ReadFile(commented); string(got) != "select a, -- kept\n b from t\n" {
-		t.Errorf("a file with a comment inside its SQL changed:\n%s", got)
+	if got, _ := os.ReadFile(commented); string(got) != "SELECT\n  a, -- kept\n  b\nFROM\n  t\n" {
+		t.Errorf("a file with a comment inside its SQL:\n%s", got)
+	}
+	if got, _ := os.ReadFile(broken); string(got) != "select from where\n" {
+		t.Errorf("a file GoogleSQL cannot parse changed:\n%s", got)
 	}
 	if res := runDFD(t, "format", "--check", dir); res.code != 0 {
 		t.Errorf("--check after format: exit %d\n%s", res.code, res.stdout)
