@@ -31,6 +31,31 @@
     if ((ev.key === "Enter" || ev.key === " ") && activate(ev.target)) ev.preventDefault();
   });
 
+  /**
+   * Shrinks a graph wider than the panel to its width, down to 75% (text
+   * stays readable); wider still, it scrolls. SVG attributes, not styles:
+   * the CSP allows no inline style.
+   */
+  const MIN_SCALE = 0.75;
+  function fit() {
+    const svg = document.querySelector("svg.graph");
+    const canvas = document.querySelector(".canvas");
+    if (!svg || !canvas) return;
+    const box = (svg.getAttribute("viewBox") || "").split(/\s+/).map(Number);
+    const w = box[2];
+    const h = box[3];
+    if (!(w > 0 && h > 0)) return;
+    const avail = canvas.clientWidth;
+    const scale = avail > 0 ? Math.max(MIN_SCALE, Math.min(1, avail / w)) : 1;
+    svg.setAttribute("width", String(Math.floor(w * scale)));
+    svg.setAttribute("height", String(Math.floor(h * scale)));
+  }
+  let resizeTimer;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(fit, 100);
+  });
+
   /** Scrolls the file's first action into the middle (a new file: the graph is centred on it). */
   function centre() {
     const focus = document.querySelector("g.node.role-focus");
@@ -48,6 +73,7 @@
     const focusedName = focused ? focused.getAttribute("data-name") : null;
     root.innerHTML = msg.html;
     root.setAttribute("data-uri", msg.uri || "");
+    fit();
     if (sameFile) {
       window.scrollTo(pos.x, pos.y);
       const c = document.querySelector(".canvas");
@@ -70,6 +96,7 @@
     vscode.setState({ uri: msg.uri });
   });
 
+  fit();
   centre();
   vscode.postMessage({ type: "ready" });
 })();
