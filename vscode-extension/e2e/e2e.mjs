@@ -11,8 +11,11 @@
 // DFD_E2E_ARTIFACTS (screenshots), DFD_E2E_SESSION (name prefix),
 // DFD_E2E_SCENARIOS and DFD_E2E_FOLDERS (comma-separated, pairwise),
 // DFD_E2E_PROFILE (fresh Chromium profile dir), DFD_E2E_RESULT (JSON written
-// with {passed, failed, results}).
+// with {passed, failed, results}), DFD_E2E_DFD (the dfd the package bundles:
+// `dfd format` says what format on save must write).
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 
@@ -393,6 +396,75 @@ async function previewContent(page) {
   return null;
 }
 
+
+/**
+ * The dependency graph webview's content (like previewContent): the frame
+ * whose document has the graph's header, its nodes and edges.
+ */
+async function graphContent(page) {
+  for (const frame of page.frames()) {
+    let r = null;
+    try {
+      r = await Promise.race([
+        frame.evaluate(() => {
+          if (document.querySelector(".monaco-workbench") || !document.querySelector("header.graph-head")) return null;
+          return {
+            uri: document.getElementById("root")?.getAttribute("data-uri") || "",
+            nodes: [...document.querySelectorAll("svg.graph g.node")].map((g) => ({
+              name: g.getAttribute("data-name"),
+              column: Number(g.getAttribute("data-column")),
+              role: (g.getAttribute("class") || "").match(/role-(\w+)/)?.[1] || "",
+              badges: [...g.querySelectorAll("g.badge")].map((b) => (b.getAttribute("class") || "").replace("badge ", "")),
+            })),
+            edges: [...document.querySelectorAll("svg.graph path.edge")].map((e) => `${e.getAttribute("data-from")} -> ${e.getAttribute("data-to")}`),
+            errors: [...document.querySelectorAll("div.error")].map((e) => e.innerText || ""),
+            text: (document.body.innerText || "").slice(0, 2000),
+          };
+        }),
+        sleep(5000).then(() => null),
+      ]);
+    } catch {
+      r = null;
+    }
+    if (r) return { frame, ...r };
+  }
+  return null;
+}
+
+/** Whether the active editor tab has unsaved changes. */
+async function activeTabDirty(page) {
+  return page.evaluate(() => !!document.querySelector(".part.editor .editor-group-container.active .tab.active.dirty"));
+}
+
+/** Waits until the Problems panel says the workspace has no problems, twice a second apart (not a passing moment). */
+async function waitNoProblems(page, timeout = 60000) {
+  let streak = 0;
+  return waitFor(
+    'Problems: "No problems have been detected in the workspace" (twice, 1 s apart)',
+    async () => {
+      const t = await problemsText(page);
+      streak = /No problems have been detected in the workspace/.test(t) ? streak + 1 : 0;
+      return { t, streak };
+    },
+    (v) => v.streak >= 2,
+    { timeout, interval: 1000 },
+  );
+}
+
+/** F2 at the cursor, types `name` into the rename box and accepts it with Enter. */
+async function renameAtCursor(page, name) {
+  await page.mouse.move(5, 5);
+  await page.keyboard.press("F2");
+  const input = page.locator(".monaco-editor .rename-box input.rename-input");
+  await input.waitFor({ state: "visible", timeout: 15000 });
+  const placeholder = await input.inputValue();
+  await input.fill(name);
+  await sleep(200);
+  await page.keyboard.press("Enter");
+  await input.waitFor({ state: "hidden", timeout: 15000 });
+  return placeholder;
+}
+
 // ---- scenarios -----------------------------------------------------------------------
 
 const BROKEN_SQLX = 'config { type: "view" }\nSELECT * FROM ${ref("no_such_table")}\n';
@@ -581,6 +653,182 @@ async function scenarioProject(page, folder) {
     if (!/GetTable/.test(a.jitText)) throw new Error(`the JiT block lists no GetTable call: ${short(a.jitText, 400)}`);
     const q = a.sql.find((s) => s.kind === "jitQuery");
     return short(q.text, 200);
+  });
+
+  await scenarioGraphRenameFormat(page, folder);
+}
+
+const C = "acme-clickstream.clicks.";
+
+/** The files of a project's definitions/ and their text. */
+function definitionsOnDisk(folder) {
+  const out = {};
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else out[path.relative(folder, p)] = fs.readFileSync(p, "utf8");
+    }
+  };
+  walk(path.join(folder, "definitions"));
+  return out;
+}
+
+// The dependency graph, rename and format on save, in the same session
+// (after the preview steps, which need the original top_countries.sqlx).
+async function scenarioGraphRenameFormat(page, folder) {
+  const focusIs = (g, name) => g.nodes.some((n) => n.name === name && n.role === "focus");
+  const node = (g, name) => g.nodes.find((n) => n.name === name);
+
+  await step(page, "i1. dependency graph of top_countries.sqlx shows daily_clicks upstream", async () => {
+    await quickOpen(page, "top_countries.sqlx");
+    await runCommand(page, "Dataform: Show Dependency Graph");
+    const g = await waitFor(
+      "graph webview centred on top_countries with daily_clicks one column to its left",
+      () => graphContent(page),
+      (g) => !!g && focusIs(g, C + "top_countries") && node(g, C + "daily_clicks")?.column === -1,
+      { timeout: 60000, interval: 1000 },
+    );
+    const daily = node(g, C + "daily_clicks");
+    if (!daily.badges.includes("jit")) throw new Error(`daily_clicks has no JiT badge: ${JSON.stringify(daily)}`);
+    if (!g.edges.includes(`${C}daily_clicks -> ${C}top_countries`)) throw new Error(`no edge daily_clicks → top_countries: ${g.edges.join(", ")}`);
+    return g.nodes.map((n) => `${n.name.replace(C, "")}@${n.column}`).join(", ");
+  });
+
+  await step(page, "i2. clicking daily_clicks in the graph opens daily_clicks.js; the graph follows", async () => {
+    let last = "";
+    const end = Date.now() + 60000;
+    while (Date.now() < end) {
+      const g = await waitFor("the graph", () => graphContent(page));
+      await g.frame.locator(`g.node[data-name="${C}daily_clicks"] text.name`).click({ timeout: 10000 });
+      try {
+        last = await waitFor("active tab daily_clicks.js", () => activeTabTitle(page), (t) => t === "daily_clicks.js", { timeout: 10000 });
+        break;
+      } catch {
+        last = (await activeTabTitle(page)) ?? "";
+        note(`graph click: active tab is ${last}; retrying`);
+      }
+    }
+    if (last !== "daily_clicks.js") throw new Error(`the active tab did not become daily_clicks.js (it is ${last})`);
+    await waitFor("daily_clicks.js on screen", () => editorText(page), (t) => !!t && t.includes('publish("daily_clicks"'));
+    // Following the active editor: daily_clicks in the middle, top_countries and the assertion downstream.
+    const g = await waitFor(
+      "the graph centred on daily_clicks, with top_countries to its right",
+      () => graphContent(page),
+      (g) => !!g && focusIs(g, C + "daily_clicks") && node(g, C + "top_countries")?.column === 1,
+      { timeout: 30000, interval: 1000 },
+    );
+    const check = g.nodes.find((n) => n.name.endsWith(".daily_clicks_volume"));
+    if (!check || !check.badges.includes("assertion")) throw new Error(`no assertion badge on daily_clicks_volume: ${JSON.stringify(check)}`);
+    return `active tab ${last}; graph: ${g.nodes.map((n) => `${n.name.replace(C, "")}@${n.column}`).join(", ")}`;
+  });
+
+  const original = definitionsOnDisk(folder);
+  await step(page, "j1. rename (F2) of daily_clicks in a ref edits every file; the graph follows unsaved", async () => {
+    await quickOpen(page, "top_countries.sqlx");
+    await focusEditor(page);
+    const src = original[path.join("definitions", "top_countries.sqlx")].split("\n");
+    const line = src.findIndex((l) => l.includes('ref("daily_clicks")')) + 1;
+    await goToLine(page, line, src[line - 1].indexOf("daily_clicks") + 4);
+    let placeholder = "";
+    const end = Date.now() + 60000;
+    for (;;) {
+      try {
+        placeholder = await renameAtCursor(page, "daily_clicks_v2");
+        break;
+      } catch (e) {
+        if (Date.now() > end) throw e;
+        note(`rename: retrying (${e.message.split("\n")[0]})`);
+        await page.keyboard.press("Escape");
+        await focusEditor(page);
+        await goToLine(page, line, src[line - 1].indexOf("daily_clicks") + 4);
+      }
+    }
+    if (placeholder !== "daily_clicks") throw new Error(`the rename box offered "${placeholder}", not daily_clicks`);
+    await waitFor('ref("daily_clicks_v2") in top_countries.sqlx', () => editorText(page), (t) => !!t && t.includes('ref("daily_clicks_v2")'), { timeout: 20000 });
+    // The graph of top_countries compiles the unsaved buffers: its upstream is the new name.
+    const g = await waitFor(
+      "the graph of top_countries with daily_clicks_v2 upstream",
+      () => graphContent(page),
+      (g) => !!g && focusIs(g, C + "top_countries") && node(g, C + "daily_clicks_v2")?.column === -1 && !node(g, C + "daily_clicks"),
+      { timeout: 60000, interval: 1000 },
+    );
+    await quickOpen(page, "daily_clicks.js");
+    await waitFor('publish("daily_clicks_v2" in daily_clicks.js', () => editorText(page), (t) => !!t && t.includes('publish("daily_clicks_v2"'), { timeout: 20000 });
+    const p = await waitNoProblems(page);
+    return `placeholder ${placeholder}; graph ${g.nodes.map((n) => n.name.replace(C, "")).join(", ")}; ${short(p.t, 80)}`;
+  });
+
+  await step(page, "j2. renaming it back (F2 on publish) and Save All restores every file", async () => {
+    await quickOpen(page, "daily_clicks.js");
+    await focusEditor(page);
+    const text = await waitFor("daily_clicks.js with the new name", () => editorText(page), (t) => !!t && t.includes('publish("daily_clicks_v2"'));
+    const lines = text.split("\n");
+    const line = lines.findIndex((l) => l.includes('publish("daily_clicks_v2"')) + 1;
+    await goToLine(page, line, lines[line - 1].indexOf("daily_clicks_v2") + 3);
+    await renameAtCursor(page, "daily_clicks");
+    await waitFor('publish("daily_clicks" back in daily_clicks.js', () => editorText(page), (t) => !!t && t.includes('publish("daily_clicks",'), { timeout: 20000 });
+    await runCommand(page, "File: Save All");
+    const diff = await waitFor(
+      "every file of definitions/ as before the rename, on disk",
+      () => {
+        const now = definitionsOnDisk(folder);
+        return Object.keys({ ...original, ...now }).filter((f) => now[f] !== original[f]);
+      },
+      (d) => d.length === 0,
+      { timeout: 30000, interval: 500 },
+    );
+    await waitFor("no unsaved tab", () => page.evaluate(() => document.querySelectorAll(".part.editor .tab.dirty").length), (n) => n === 0, { timeout: 15000 });
+    const p = await waitNoProblems(page);
+    return `${Object.keys(original).length} files as before (${diff.length} differ); ${short(p.t, 80)}`;
+  });
+
+  await step(page, "k. format on save formats a messy top_countries.sqlx as dfd format does, and it compiles clean", async () => {
+    // Format on save for SQLX only now: the earlier steps save text that must stay as typed.
+    const settingsFile = path.join(folder, ".vscode", "settings.json");
+    const settings = JSON.parse(fs.readFileSync(settingsFile, "utf8"));
+    settings["[sqlx]"] = { "editor.formatOnSave": true, "editor.defaultFormatter": "dfdtools.dfd-dataform" };
+    fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2) + "\n");
+    const messy =
+      'config {\n  type: "view",\n  description: "AoT view on top of a JiT table."\n}\n\n' +
+      'select country,sum(clicks) as clicks from ${ref("daily_clicks")} group by country order by clicks desc\n';
+    // What it must become: the bundled dfd's own `dfd format` of the same text.
+    const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "dfd-e2e-format-"));
+    const copy = path.join(scratch, "top_countries.sqlx");
+    fs.writeFileSync(copy, messy);
+    execFileSync(env.DFD_E2E_DFD, ["format", "--quiet", copy], { stdio: ["ignore", "ignore", "pipe"] });
+    const want = fs.readFileSync(copy, "utf8");
+    fs.rmSync(scratch, { recursive: true, force: true });
+    if (want === messy || !/^SELECT$/m.test(want)) throw new Error(`dfd format did not format the messy SQL: ${short(want, 300)}`);
+    const file = path.join(folder, "definitions", "top_countries.sqlx");
+
+    await quickOpen(page, "top_countries.sqlx");
+    await sleep(1000); // the settings file change reaches the workbench
+    let got = "";
+    const end = Date.now() + 60000;
+    for (let attempt = 1; ; attempt++) {
+      await focusEditor(page);
+      await page.keyboard.press("Control+A");
+      await page.keyboard.insertText(messy);
+      await waitFor("the messy text in the editor", () => editorText(page), (t) => !!t && t.includes("select country,sum(clicks)"), { timeout: 10000 });
+      await page.keyboard.press("Control+S");
+      await waitFor("the save (no dirty tab)", () => activeTabDirty(page), (d) => !d, { timeout: 20000 });
+      got = fs.readFileSync(file, "utf8");
+      if (got === want) break;
+      // The first save may come before the settings change was read.
+      if (Date.now() > end || attempt >= 3) throw new Error(`saved text is not the formatted one.\nwant: ${short(want, 400)}\ngot: ${short(got, 400)}`);
+      note(`format on save: not formatted yet (attempt ${attempt}); retrying`);
+      await sleep(2000);
+    }
+    await waitFor("the formatted SQL on screen", () => editorText(page), (t) => !!t && /^SELECT$/m.test(t) && /^GROUP BY country$/m.test(t), { timeout: 10000 });
+    const p = await waitNoProblems(page);
+    const g = await waitFor(
+      "the graph of the formatted top_countries, daily_clicks upstream, no error",
+      () => graphContent(page),
+      (g) => !!g && focusIs(g, C + "top_countries") && node(g, C + "daily_clicks")?.column === -1 && g.errors.length === 0,
+      { timeout: 30000, interval: 1000 },
+    );
+    return `${want.split("\n").filter(Boolean).length} lines as dfd format writes them; ${short(p.t, 80)}; graph ${g.nodes.length} nodes`;
   });
 }
 

@@ -2,8 +2,9 @@
 # run.sh — end-to-end test of the VS Code extension in a real VS Code
 # (code-server 4.100.3, VS Code 1.100.3) driven by Playwright in Debian's
 # Chromium, as a user sees it: status bar, Problems panel, compiled preview
-# (AoT and JiT), hover and go-to-definition, and the bad cases (no project,
-# no dfd binary, no core).
+# (AoT and JiT), hover and go-to-definition, the dependency graph, rename
+# across files, format on save, and the bad cases (no project, no dfd
+# binary, no core).
 #
 # Usage: bash vscode-extension/e2e/run.sh      (from anywhere)
 #
@@ -312,6 +313,7 @@ EOF
   "${env[@]}" "DFD_E2E_RESULT=$result" "PLAYWRIGHT_CORE=$PLAYWRIGHT_CORE" "CHROMIUM=$CHROMIUM" \
     "DFD_E2E_URL=http://127.0.0.1:$port" "DFD_E2E_ARTIFACTS=$artifacts" "DFD_E2E_SESSION=$name" \
     "DFD_E2E_SCENARIOS=$scenarios" "DFD_E2E_FOLDERS=$folders" "DFD_E2E_PROFILE=$tmp/$name/chromium-profile" \
+    "DFD_E2E_DFD=$tmp/bin/dfd" \
     setsid timeout -k 10 600 node "$here/e2e.mjs" </dev/null &
   local dpid=$!
   pgids+=("$dpid")
