@@ -21,11 +21,15 @@ func workspaceEditCaps(w *protocol.WorkspaceEditClientCapabilities) editCaps {
 	if w == nil {
 		return editCaps{}
 	}
-	c := editCaps{docChanges: w.DocumentChanges != nil && *w.DocumentChanges}
-	if c.docChanges {
-		c.rename = slices.Contains(w.ResourceOperations, protocol.ResourceOperationKindRename)
-		c.create = slices.Contains(w.ResourceOperations, protocol.ResourceOperationKindCreate)
+	c := editCaps{
+		rename: slices.Contains(w.ResourceOperations, protocol.ResourceOperationKindRename),
+		create: slices.Contains(w.ResourceOperations, protocol.ResourceOperationKindCreate),
 	}
+	// Resource operations travel only in documentChanges, so a client
+	// that announces one accepts documentChanges even when it does not
+	// say so: Neovim (0.7 to 0.11) announces rename/create/delete without
+	// documentChanges and applies them.
+	c.docChanges = w.DocumentChanges != nil && *w.DocumentChanges || c.rename || c.create
 	return c
 }
 

@@ -100,11 +100,12 @@ local ok, err = pcall(function()
 
   -- 2. Rename of an action named by its file (definitions/sources/
   -- campaigns.sqlx has no name in its config): the file must be renamed,
-  -- which dfd does only for a client that announced versioned document
-  -- changes with the "rename" resource operation; otherwise it refuses,
-  -- and Neovim shows why, with nothing changed.
+  -- which dfd does for a client that announced the "rename" resource
+  -- operation (Neovim does, without documentChanges: dfd takes the one
+  -- for the other); otherwise it refuses, and Neovim shows why, with
+  -- nothing changed.
   local caps = vim.lsp.protocol.make_client_capabilities().workspace.workspaceEdit or {}
-  local file_renames = caps.documentChanges == true and vim.tbl_contains(caps.resourceOperations or {}, 'rename')
+  local file_renames = vim.tbl_contains(caps.resourceOperations or {}, 'rename')
   log('client announces file renames: ' .. tostring(file_renames) .. ' (' .. vim.inspect(caps, { newline = ' ', indent = '' }) .. ')')
   local uses = open('definitions/uses_campaigns.sqlx')
   local uses_before = buf_text(uses)
