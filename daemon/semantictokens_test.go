@@ -152,7 +152,7 @@ func TestSemanticTokens(t *testing.T) {
 	t.Run("fixture", func(t *testing.T) {
 		got, _ := tokens(filepath.Join(root, "definitions", "marts", "fct_orders.sqlx"))
 		has(t, got, "pre_operations:keyword", "post_operations:keyword", "DECLARE:keyword", "when:function+defaultLibrary",
-			"incremental:function+defaultLibrary", "ROUND:function+defaultLibrary", "constants:variable", "VAT_RATE:property",
+			"incremental:function+defaultLibrary", "ROUND:function+defaultLibrary", "VAT_RATE:property",
 			"partitionBy:property", `"DATE(ordered_at)":string`, "ALTER:keyword", "OPTIONS:keyword")
 	})
 	t.Run("js", func(t *testing.T) {

@@ -473,7 +473,10 @@ func (l *jsLexer) ident(i int) int {
 	case strings.HasPrefix(s[after:l.end], "=>"):
 		l.emit(i, j, Parameter, 0)
 	default:
-		l.emit(i, j, Variable, 0)
+		// A plain name says nothing a base highlighter does not know, and
+		// in an editor with one (Neovim's treesitter, which ranks below
+		// semantic tokens) it would only hide what that one knows
+		// (console as a built-in, say): no token.
 	}
 	return j
 }
