@@ -245,10 +245,18 @@ func ScanSQLX(src []byte) *SQLX {
 		}
 		return len(s)
 	}
+	// noClose: no "*/" from here on, as a failed search found. Without it
+	// every unclosed /* searched to the end again: quadratic on text with
+	// many of them.
+	noClose := len(s) + 1
 	blockComment := func(i int) (int, bool) {
+		if i+2 >= noClose {
+			return 0, false
+		}
 		if j := strings.Index(s[i+2:], "*/"); j >= 0 {
 			return i + 2 + j + 2, true
 		}
+		noClose = i + 2
 		return 0, false
 	}
 	// sqlRules are shared by the top level and SQL blocks.
