@@ -695,6 +695,28 @@ async function scenarioGraphRenameFormat(page, folder) {
     return g.nodes.map((n) => `${n.name.replace(C, "")}@${n.column}`).join(", ");
   });
 
+  await step(page, "i1b. the lineage button of top_countries in the graph opens its column lineage", async () => {
+    const g = await waitFor("the graph", () => graphContent(page));
+    await g.frame.locator(`g.node[data-name="${C}top_countries"] g.lineage`).click({ timeout: 10000 });
+    // The quick pick of its columns, or the notification saying why there is none: either names the action.
+    const what = await waitFor(
+      "a lineage quick pick or message about top_countries",
+      () =>
+        page.evaluate(() => {
+          const w = document.querySelector(".quick-input-widget");
+          const title = w && w.offsetParent !== null ? (w.querySelector(".quick-input-title")?.textContent || "") : "";
+          const toasts = [...document.querySelectorAll(".notifications-toasts .notification-toast")].map((n) => n.innerText || "").join(" | ");
+          return { title, toasts };
+        }),
+      (v) => v.title.includes("Lineage of acme-clickstream.clicks.top_countries") || /no column lineage of acme-clickstream\.clicks\.top_countries/.test(v.toasts),
+      { timeout: 30000, interval: 500 },
+    );
+    await sleep(300);
+    await screenshot(page, "i1b-lineage-open");
+    await closeQuickInput(page);
+    return what.title || short(what.toasts, 200);
+  });
+
   await step(page, "i2. clicking daily_clicks in the graph opens daily_clicks.js; the graph follows", async () => {
     let last = "";
     const end = Date.now() + 60000;
