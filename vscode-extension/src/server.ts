@@ -11,6 +11,7 @@ import {
   State,
 } from "vscode-languageclient/node";
 import { CrashPolicy, DEFAULT_BACKOFF } from "./backoff";
+import { takesServerTokens } from "./highlighting";
 import * as fs from "node:fs";
 import { bundledBinaryPath, discoverServer, fileState, INSTALL_URL } from "./discovery";
 import { initializationOptions, serverArgs } from "./settings";
@@ -140,6 +141,14 @@ export class ServerManager implements vscode.Disposable {
         },
       },
       initializationFailedHandler: () => false,
+      middleware: {
+        // dfd's tokens for SQLX only (highlighting.ts says why).
+        provideDocumentSemanticTokens: (doc, token, next) => (takesServerTokens(doc.languageId) ? next(doc, token) : undefined),
+        provideDocumentRangeSemanticTokens: (doc, range, token, next) =>
+          takesServerTokens(doc.languageId) ? next(doc, range, token) : undefined,
+        provideDocumentSemanticTokensEdits: (doc, previousResultId, token, next) =>
+          takesServerTokens(doc.languageId) ? next(doc, previousResultId, token) : undefined,
+      },
     };
     const client = new DfdLanguageClient("dfd", "Dataform (dfd)", () => this.spawnServer(found.command, args), clientOptions);
     this.client = client;
