@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// bigqueryFunctions is a copy of gsql/bigquery_functions.txt, BigQuery's
-// documented function names (TestFunctionListIsGsqls keeps it in step).
-// It is copied, not imported: gsql carries GoogleSQL's analyzer, which
-// the LSP layer must not depend on.
+// bigqueryFunctions is BigQuery's documented function names, written by
+// gsql/gen/bqfunctions next to gsql's own copy. It is generated here, not
+// imported: gsql carries GoogleSQL's analyzer, which the LSP layer must
+// not depend on.
 //
 //go:embed bigquery_functions.txt
 var bigqueryFunctions string

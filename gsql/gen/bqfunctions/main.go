@@ -1,5 +1,6 @@
-// Command bqfunctions writes gsql/bigquery_functions.txt, every function
-// name BigQuery documents, from two sources:
+// Command bqfunctions writes gsql/bigquery_functions.txt (and the same
+// list to source/highlight/bigquery_functions.txt), every function name
+// BigQuery documents, from two sources:
 //
 //  1. the npm package sql-formatter (SQLFormatterSpec), whose BigQuery
 //     dialect lists the functions of each page of BigQuery's GoogleSQL
@@ -14,8 +15,8 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./gsql/gen/bqfunctions           # write gsql/bigquery_functions.txt
-//	go run ./gsql/gen/bqfunctions -check    # fail when it is stale
+//	go run ./gsql/gen/bqfunctions           # write both lists
+//	go run ./gsql/gen/bqfunctions -check    # fail when either is stale
 //
 // sql-formatter is installed once into the test cache by tools/npm/ensure.sh
 // (-sqlformatter DIR uses a package directory you have instead).
@@ -92,16 +93,26 @@ func run(root, pkg string, check bool) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(root, outFile)
-	old, _ := os.ReadFile(path)
-	if bytes.Equal(old, fresh) {
-		return nil
+	for _, out := range outFiles {
+		path := filepath.Join(root, out)
+		old, _ := os.ReadFile(path)
+		if bytes.Equal(old, fresh) {
+			continue
+		}
+		if check {
+			return fmt.Errorf("%s is stale: run 'go run ./gsql/gen/bqfunctions' and commit the result", out)
+		}
+		if err := os.WriteFile(path, fresh, 0o644); err != nil {
+			return err
+		}
 	}
-	if check {
-		return fmt.Errorf("%s is stale: run 'go run ./gsql/gen/bqfunctions' and commit the result", outFile)
-	}
-	return os.WriteFile(path, fresh, 0o644)
+	return nil
 }
+
+// outFiles get the same list: gsql's analyzer reads one, and the
+// highlighter behind semantic tokens the other (package lsp must not link
+// GoogleSQL, so it cannot import gsql's).
+var outFiles = []string{outFile, "source/highlight/bigquery_functions.txt"}
 
 // parseSQLFormatter returns the names sql-formatter lists under a
 // standard-sql page of BigQuery's reference. Its file is one array of
