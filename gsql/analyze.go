@@ -95,6 +95,10 @@ type Catalog struct {
 	registered, reuse map[string]tempDecl
 	keep              []*googlesql.AnalyzerOutput // owners of registered functions' signatures
 	lineage           bool                        // SetLineage: Analyze fills Analysis.Lineage (lineage.go)
+	// uses is set while ColumnUses runs (columnuses.go); usesOut is what
+	// Analyze found for it.
+	uses    *usesRequest
+	usesOut *ColumnUses
 }
 
 // analyzerBase is what every catalog shares: the language, the analyzer
@@ -527,6 +531,16 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 	}
 	// The statement parsed above is resolved as it is: parsing is a third
 	// of an analysis.
+	if c.uses != nil {
+		if err := c.recordLocations(true); err != nil {
+			return Analysis{}, err
+		}
+		defer func() {
+			if rerr := c.recordLocations(false); err == nil {
+				err = rerr
+			}
+		}()
+	}
 	out, err := googlesql.AnalyzeStatementFromParserAST(st.node, c.opts, stmt, c.cat, c.tf)
 	runtime.KeepAlive(st.out)
 	if err != nil {
@@ -557,6 +571,15 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 	res, err := out.ResolvedStatement()
 	if err != nil {
 		return Analysis{}, err
+	}
+	if c.uses != nil {
+		e, err := theEngine()
+		if err != nil {
+			return Analysis{}, err
+		}
+		if c.usesOut, err = c.columnUses(e, st, stmt, res); err != nil {
+			return Analysis{}, fmt.Errorf("references to %s.%s: %w", c.uses.table, c.uses.column, err)
+		}
 	}
 	if fn, ok := res.(*googlesql.ResolvedCreateFunctionStmt); ok {
 		sum := sha256.Sum256([]byte(stmt))
