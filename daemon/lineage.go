@@ -141,10 +141,8 @@ func (op *openProject) lineageCheck(ctx context.Context, h *graphHandle) (*sqlCh
 // output: its SQL has an error or was not analysed (the check's finding
 // says why), or it comes from JiT code that did not run.
 func whyNoLineage(res *sqlcheck.Result, a *workspace.Action, target string) string {
-	for _, f := range res.Findings {
-		if strings.EqualFold(f.Action, target) && (f.Severity == sqlcheck.Error || f.Code == sqlcheck.CodeSkipped) {
-			return fmt.Sprintf("%s:%d:%d: %s", f.File, f.Line+1, f.Col+1, f.Message)
-		}
+	if why, ok := res.WhyNotAnalysed(target); ok {
+		return why
 	}
 	if a.Jit {
 		return "its SQL comes from JiT code, which is analysed only when it ran against warehouse metadata (dfd.metadata.source) with every database call answered"

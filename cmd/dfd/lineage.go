@@ -187,10 +187,8 @@ func whyNoLineage(out *sqlcheck.Result, action compile.Action, target string) st
 	case compile.KindOperation:
 		return "an operation's output schema is not inferred"
 	}
-	for _, f := range out.Findings {
-		if strings.EqualFold(f.Action, target) && (f.Severity == sqlcheck.Error || f.Code == sqlcheck.CodeSkipped) {
-			return fmt.Sprintf("%s:%d:%d: %s", f.File, f.Line+1, f.Col+1, f.Message)
-		}
+	if why, ok := out.WhyNotAnalysed(target); ok {
+		return why
 	}
 	if action.JitCode != "" {
 		return "its SQL comes from JiT code, which needs warehouse metadata to run (--metadata FILE, or BigQuery)"
