@@ -97,8 +97,9 @@ type Catalog struct {
 	lineage           bool                        // SetLineage: Analyze fills Analysis.Lineage (lineage.go)
 	// uses is set while ColumnUses runs (columnuses.go); usesOut is what
 	// Analyze found for it.
-	uses    *usesRequest
-	usesOut *ColumnUses
+	uses      *usesRequest
+	usesOut   *ColumnUses
+	outputOut *OutputItem // OutputItem's (outputitem.go)
 }
 
 // analyzerBase is what every catalog shares: the language, the analyzer
@@ -572,7 +573,11 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 	if err != nil {
 		return Analysis{}, err
 	}
-	if c.uses != nil {
+	if c.uses != nil && c.uses.output {
+		if c.outputOut, err = c.outputItem(st, stmt, res); err != nil {
+			return Analysis{}, fmt.Errorf("the item naming output column %s: %w", c.uses.column, err)
+		}
+	} else if c.uses != nil {
 		e, err := theEngine()
 		if err != nil {
 			return Analysis{}, err

@@ -48,8 +48,12 @@ type ColumnUses struct {
 	Hidden []HiddenUse
 }
 
-// usesRequest is what ColumnUses asks Analyze for.
-type usesRequest struct{ table, column string }
+// usesRequest is what ColumnUses (or, with output, OutputItem) asks
+// Analyze for.
+type usesRequest struct {
+	table, column string
+	output        bool
+}
 
 // ColumnUses analyses stmt as Analyze does, recording parse locations, and
 // finds its references to column of table (a catalog path). The uses are

@@ -12,7 +12,8 @@ import (
 )
 
 // Rename of actions and includes members (the workspace plans it:
-// workspace/rename.go).
+// workspace/rename.go) and of output columns (the backend plans and
+// verifies it: workspace/rename_column.go).
 
 // errRequestFailed is LSP's RequestFailed: the request was fine, the
 // answer is no (a rename that cannot be done completely). Editors show
@@ -73,7 +74,14 @@ func (s *Server) Rename(ctx context.Context, params *protocol.RenameParams) (*pr
 		return nil, errRequestFailed("dfd: " + err.Error())
 	}
 	caps := s.capabilities().edits
-	change, err := s.ws.PlanRename(snap, subj, params.NewName, workspace.RenameOptions{FileRenames: caps.rename})
+	var change *workspace.Change
+	if subj.Column != "" {
+		// An output column: the backend analyses and compiles the
+		// project with the edits (workspace/rename_column.go).
+		change, err = s.ws.PlanColumnRename(ctx, snap, subj, params.NewName)
+	} else {
+		change, err = s.ws.PlanRename(snap, subj, params.NewName, workspace.RenameOptions{FileRenames: caps.rename})
+	}
 	var refusal *workspace.Refusal
 	if errors.As(err, &refusal) {
 		s.log.Info("rename refused", "name", subj.Name, "to", params.NewName, "why", refusal.Error())

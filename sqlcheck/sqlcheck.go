@@ -201,6 +201,12 @@ func (k *Checker) Stats() Stats {
 
 // Check analyses every statement of g.
 func (k *Checker) Check(ctx context.Context, g *dataformpb.CompiledGraph, opts Options) (*Result, error) {
+	return k.check(ctx, g, opts, nil)
+}
+
+// check is Check, with a column rename's look at each statement
+// (rename.go) when rename is set.
+func (k *Checker) check(ctx context.Context, g *dataformpb.CompiledGraph, opts Options, rename *renameRun) (*Result, error) {
 	if opts.MetadataTimeout <= 0 {
 		opts.MetadataTimeout = 5 * time.Second
 	}
@@ -221,7 +227,7 @@ func (k *Checker) Check(ctx context.Context, g *dataformpb.CompiledGraph, opts O
 	cat.SetLineage(opts.Lineage)
 	k.prev = cat
 	c := &checker{
-		k: k, ctx: ctx, opts: opts, g: g, cat: cat, defaultProject: defaultProject,
+		k: k, ctx: ctx, opts: opts, g: g, cat: cat, defaultProject: defaultProject, rename: rename,
 		res:       &Result{Schemas: map[string][]gsql.Column{}, Lineage: map[string][]gsql.ColumnLineage{}, Unknown: map[string][]string{}},
 		fetched:   map[string]bool{},
 		own:       map[string]bool{},
@@ -290,6 +296,7 @@ type checker struct {
 	depsAdded      map[*action]bool
 	sources        map[string]*sourceFile
 	deadline       time.Time
+	rename         *renameRun // a column rename's planning (rename.go), or nil
 }
 
 func targetPath(t *dataformpb.Target, defaultProject string) string {
@@ -555,6 +562,7 @@ type action struct {
 	queries    []string
 	deps       []*dataformpb.Target
 	hasOutput  bool
+	parent     string // an assertion's parent action (database.schema.name): built from its config
 }
 
 // order is the graph's actions, every action after the actions it depends
@@ -585,8 +593,12 @@ func order(g *dataformpb.CompiledGraph) []*action {
 			queries: o.GetQueries(), deps: o.GetDependencyTargets(), hasOutput: o.GetHasOutput()})
 	}
 	for _, a := range g.GetAssertions() {
-		add(&action{target: a.GetTarget(), file: a.GetFileName(), kind: "assertion", jit: a.GetJitCode() != "",
-			query: a.GetQuery(), deps: a.GetDependencyTargets()})
+		as := &action{target: a.GetTarget(), file: a.GetFileName(), kind: "assertion", jit: a.GetJitCode() != "",
+			query: a.GetQuery(), deps: a.GetDependencyTargets()}
+		if p := a.GetParentAction(); p != nil {
+			as.parent = targetPath(p, dp)
+		}
+		add(as)
 	}
 	var out []*action
 	state := map[*action]int{} // 1 visiting, 2 done
@@ -642,11 +654,19 @@ func (c *checker) action(a *action) error {
 		for _, s := range stmts {
 			if blind != "" {
 				c.res.Skipped++ // the hint on the statement that blinded it says enough
+				if c.rename != nil {
+					c.rename.blinded(c, a, s.label, s.sql, blind)
+				}
 				continue
 			}
 			an, err := c.analyze(s.sql)
 			if err != nil {
 				return err
+			}
+			if c.rename != nil {
+				if err := c.rename.statement(c, a, s.label, s.sql, an); err != nil {
+					return err
+				}
 			}
 			if an.Empty {
 				continue // a blank pre-operation, say

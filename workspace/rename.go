@@ -24,11 +24,13 @@ import (
 // argument is computed, a dependency built at run time, SQL that names the
 // table without ref() — is listed in the refusal.
 
-// RenameSubject is what a rename at a position renames: an action or an
-// includes member.
+// RenameSubject is what a rename at a position renames: an action, an
+// includes member, or (Column set) an output column of Action
+// (rename_column.go).
 type RenameSubject struct {
 	Action  *Action
 	Include *IncludeMember
+	Column  string // the output column as the analysis names it
 	// Name is the name as written now (the placeholder of a rename);
 	// Span is where the cursor's document writes it (for an action named
 	// by its file: the config keyword, or the start of the file).
@@ -186,6 +188,9 @@ func (s *Session) PlanRename(snap *Snapshot, subj *RenameSubject, newName string
 	}
 	if subj.Include != nil {
 		return s.planIncludeRename(snap, subj.Include, newName)
+	}
+	if subj.Column != "" {
+		return nil, fmt.Errorf("dfd: a column rename is planned by PlanColumnRename")
 	}
 	return s.planActionRename(snap, subj.Action, newName, opts)
 }
@@ -631,7 +636,12 @@ func (s *Session) RenameSubjectAt(snap *Snapshot, filePath string, offset int) (
 	if m, ok := s.includeMemberAt(snap.Root, rel, d, offset); ok {
 		return m, nil
 	}
-	return nil, fmt.Errorf("no action or includes member at the cursor")
+	if ext == ".sqlx" {
+		if c, ok := s.columnSubjectAt(snap, rel, d, offset); ok {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("no action, includes member or output column at the cursor")
 }
 
 // hardCoded finds where the file of action d writes t's name as SQL does
