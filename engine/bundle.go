@@ -74,6 +74,14 @@ func contentKey(version string, src []byte) string {
 // selects the fixes that old cores need. The Bundle's Path is path, whoever
 // compiled the program first.
 func LoadBundle(path, version string) (*Bundle, error) {
+	return LoadBundleNotify(path, version, nil)
+}
+
+// LoadBundleNotify is LoadBundle; when it compiles the bundle (not cached
+// in the process), it first calls compiling with the bundle's digest, the
+// key of its transpile-cache entries, so that the caller can Precompile the
+// project's modules on another goroutine meanwhile.
+func LoadBundleNotify(path, version string, compiling func(digest string)) (*Bundle, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("loading @dataform/core: %w", err)
@@ -120,7 +128,7 @@ func LoadBundle(path, version string) (*Bundle, error) {
 				return
 			}
 		}
-		e.b, e.err = compileBundleSource(path, version, src, true)
+		e.b, e.err = compileBundleSourceNotify(path, version, src, true, compiling)
 	})
 	if e.err != nil {
 		var be *BundleError
@@ -151,6 +159,10 @@ func compileBundleNatives(path, version string, natives bool) (*Bundle, error) {
 
 // compileBundleSource is compileBundleNatives of src, read from path.
 func compileBundleSource(path, version string, src []byte, natives bool) (*Bundle, error) {
+	return compileBundleSourceNotify(path, version, src, natives, nil)
+}
+
+func compileBundleSourceNotify(path, version string, src []byte, natives bool, compiling func(digest string)) (*Bundle, error) {
 	code := string(src)
 	if versionLess(version, "3.0.57") {
 		code = patchOldCallerFile(code)
@@ -164,16 +176,19 @@ func compileBundleSource(path, version string, src []byte, natives bool) (*Bundl
 	if natives {
 		code = patchUTF8Write(code)
 	}
-	prog, err := goja.Compile(path, wrapModule(code), false)
-	if err != nil {
-		return nil, &BundleError{Path: path, Version: version, Err: err}
-	}
 	digest := contentKey(version, src)
 	if sqlx != SQLXInCore {
 		// Go's lexer follows JavaScript where goja's regexps do not (see
 		// gojaRegexpsDiffer): results cached from core's own lexer in goja
 		// may differ, so they are not reused.
 		digest += ":sqlx-go"
+	}
+	if compiling != nil {
+		compiling(digest)
+	}
+	prog, err := goja.Compile(path, wrapModule(code), false)
+	if err != nil {
+		return nil, &BundleError{Path: path, Version: version, Err: err}
 	}
 	return &Bundle{Version: version, Path: path, program: prog, digest: digest}, nil
 }

@@ -300,8 +300,9 @@ func (l *loader) load(file string) (goja.Value, error) {
 			return nil, err
 		}
 	}
-	// compileModule, not goja.Compile: arrow functions' toString() text (funcsource.go).
-	prog, err := compileModule(file, wrapModule(code))
+	// compileModule, not goja.Compile: arrow functions' toString() text
+	// (funcsource.go); through the process's cache of compiled modules.
+	prog, err := modulePrograms.compile(file, wrapModule(code))
 	if err != nil {
 		delete(l.modules, file)
 		return nil, syntaxError(file, r, code, err)
