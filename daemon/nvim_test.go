@@ -34,20 +34,7 @@ func TestNeovim(t *testing.T) {
 	cmd := exec.Command(nvim, "--headless", "--clean", "-c", "luafile "+filepath.Join(script, "test.lua"))
 	cmd.Env = append(os.Environ(), "DFD_BIN="+dfdBin(t), "DFD_PROJECT="+root, "DFD_SNAPSHOT="+snapshotPath(), "DFD_RESULT="+result,
 		"XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
-	cmd.Dir = t.TempDir()
-	combined, err := cmd.CombinedOutput()
-	report, rerr := os.ReadFile(result)
-	if rerr != nil {
-		t.Fatalf("neovim wrote no report (err %v):\n%s", err, combined)
-	}
-	t.Logf("neovim report:\n%s", report)
-	m := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`).FindStringSubmatch(string(report))
-	if m == nil {
-		t.Fatalf("no summary line in the report")
-	}
-	if m[2] != "0" || m[1] == "0" {
-		t.Errorf("neovim: %s passed, %s failed", m[1], m[2])
-	}
+	runNeovim(t, cmd, result)
 }
 
 // TestNeovimConfigs loads each Neovim configuration of the README
@@ -124,20 +111,7 @@ func TestNeovimConfigs(t *testing.T) {
 				"DFD_CONFIG="+config, "DFD_PROJECT="+root, "DFD_OUTSIDE="+outside,
 				"DFD_RESULT="+result, "XDG_CONFIG_HOME="+configHome, "XDG_DATA_HOME="+t.TempDir(),
 				"XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
-			cmd.Dir = t.TempDir()
-			combined, err := cmd.CombinedOutput()
-			report, rerr := os.ReadFile(result)
-			if rerr != nil {
-				t.Fatalf("neovim wrote no report (err %v):\n%s", err, combined)
-			}
-			t.Logf("neovim report:\n%s", report)
-			m := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`).FindStringSubmatch(string(report))
-			if m == nil {
-				t.Fatalf("no summary line in the report")
-			}
-			if m[2] != "0" || m[1] == "0" {
-				t.Errorf("neovim: %s passed, %s failed", m[1], m[2])
-			}
+			runNeovim(t, cmd, result)
 		})
 	}
 }
@@ -230,20 +204,7 @@ func TestNeovimEdits(t *testing.T) {
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"DFD_PROJECT="+root, "DFD_EXPECTED="+expectedPath, "DFD_RESULT="+result,
 		"XDG_CONFIG_HOME="+configHome, "XDG_DATA_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
-	cmd.Dir = t.TempDir()
-	combined, err := cmd.CombinedOutput()
-	report, rerr := os.ReadFile(result)
-	if rerr != nil {
-		t.Fatalf("neovim wrote no report (err %v):\n%s", err, combined)
-	}
-	t.Logf("neovim report:\n%s", report)
-	m := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`).FindStringSubmatch(string(report))
-	if m == nil {
-		t.Fatalf("no summary line in the report")
-	}
-	if m[2] != "0" || m[1] == "0" {
-		t.Errorf("neovim: %s passed, %s failed", m[1], m[2])
-	}
+	runNeovim(t, cmd, result)
 
 	// What Neovim wrote.
 	read := func(rel string) string {
@@ -297,5 +258,26 @@ func TestReadmeNeovimConfigs(t *testing.T) {
 		if !strings.Contains(string(readme), "```lua\n"+string(b)+"```\n") {
 			t.Errorf("README.md does not quote neovim/%s verbatim in a ```lua block", config)
 		}
+	}
+}
+
+// runNeovim runs a headless Neovim whose script writes its checks to
+// result, ending with "N passed, N failed", and fails t unless every check
+// passed (and there was one).
+func runNeovim(t *testing.T, cmd *exec.Cmd, result string) {
+	t.Helper()
+	cmd.Dir = t.TempDir()
+	combined, err := cmd.CombinedOutput()
+	report, rerr := os.ReadFile(result)
+	if rerr != nil {
+		t.Fatalf("neovim wrote no report (err %v):\n%s", err, combined)
+	}
+	t.Logf("neovim report:\n%s", report)
+	m := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed$`).FindStringSubmatch(string(report))
+	if m == nil {
+		t.Fatalf("no summary line in the report")
+	}
+	if m[2] != "0" || m[1] == "0" {
+		t.Errorf("neovim: %s passed, %s failed", m[1], m[2])
 	}
 }
