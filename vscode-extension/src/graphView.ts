@@ -23,6 +23,7 @@
 //   </main>
 import type { GraphAction, GraphEdge, GraphProject } from "./protocol_gen";
 import { escapeHtml } from "./sqlTokenizer";
+import { renderWebviewPage } from "./webviewPage";
 
 export type { GraphAction, GraphEdge, GraphProject };
 
@@ -510,19 +511,13 @@ export interface GraphPageOptions {
 
 /** The whole webview document: strict CSP (no network, no inline script or style attribute), styles and script by nonce. */
 export function renderGraphPage(o: GraphPageOptions): string {
-  const csp = [
-    "default-src 'none'",
-    `style-src 'nonce-${o.nonce}'`,
-    `script-src 'nonce-${o.nonce}'`,
-    `img-src ${o.cspSource} data:`,
-    `font-src ${o.cspSource}`,
-  ].join("; ");
-  return (
-    `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">` +
-    `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">` +
-    `<meta name="viewport" content="width=device-width, initial-scale=1.0">` +
-    `<title>Dataform Dependency Graph</title><style nonce="${escapeHtml(o.nonce)}">${GRAPH_CSS}</style></head>` +
-    `<body><main id="root" data-uri="${escapeHtml(o.uri ?? "")}">${o.body}</main>` +
-    `<script nonce="${escapeHtml(o.nonce)}" src="${escapeHtml(o.scriptUri)}"></script></body></html>`
-  );
+  return renderWebviewPage({
+    nonce: o.nonce,
+    cspSource: o.cspSource,
+    scriptUri: o.scriptUri,
+    title: "Dataform Dependency Graph",
+    css: GRAPH_CSS,
+    data: [["uri", o.uri ?? ""]],
+    body: o.body,
+  });
 }

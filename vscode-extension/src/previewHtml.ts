@@ -18,6 +18,7 @@
 //   </main>
 // Each <pre class="sql"> follows a <button class="copy"> in its .sql-head.
 import { escapeHtml, highlightSql } from "./sqlTokenizer";
+import { renderWebviewPage } from "./webviewPage";
 
 // The result types are generated from the server's Go types
 // (go run ./lsp/gen → protocol_gen.ts), so they are what dfd sends.
@@ -275,19 +276,16 @@ export interface PageOptions {
 
 /** The whole webview document: strict CSP, styles and script by nonce. */
 export function renderPreviewPage(o: PageOptions): string {
-  const csp = [
-    "default-src 'none'",
-    `style-src 'nonce-${o.nonce}'`,
-    `script-src 'nonce-${o.nonce}'`,
-    `img-src ${o.cspSource} data:`,
-    `font-src ${o.cspSource}`,
-  ].join("; ");
-  return (
-    `<!DOCTYPE html><html lang="en"><head><meta charset="UTF-8">` +
-    `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">` +
-    `<meta name="viewport" content="width=device-width, initial-scale=1.0">` +
-    `<title>Dataform Preview</title><style nonce="${escapeHtml(o.nonce)}">${PREVIEW_CSS}</style></head>` +
-    `<body><main id="root" data-uri="${escapeHtml(o.uri ?? "")}" data-reveal="${escapeHtml(o.reveal ?? "")}">${o.body}</main>` +
-    `<script nonce="${escapeHtml(o.nonce)}" src="${escapeHtml(o.scriptUri)}"></script></body></html>`
-  );
+  return renderWebviewPage({
+    nonce: o.nonce,
+    cspSource: o.cspSource,
+    scriptUri: o.scriptUri,
+    title: "Dataform Preview",
+    css: PREVIEW_CSS,
+    data: [
+      ["uri", o.uri ?? ""],
+      ["reveal", o.reveal ?? ""],
+    ],
+    body: o.body,
+  });
 }
