@@ -2,19 +2,30 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dfdtools/dfd/bench/projectgen"
 	"github.com/dfdtools/dfd/gsql"
 	"github.com/dfdtools/dfd/internal/testenv"
 )
 
 // formatFixtures are the projects whose every .sqlx is formatted and
-// compiled again: the test fixtures and the real public projects.
+// compiled again: the test fixtures, the real public projects, and two
+// generated projects (bench/projectgen, with JiT actions; the seeds give
+// different shapes).
 func formatFixtures(t *testing.T) []string {
 	var out []string
+	for _, seed := range []int64{1, 7} {
+		dir := filepath.Join(t.TempDir(), fmt.Sprintf("generated-seed%d", seed))
+		if err := projectgen.Generate(dir, projectgen.Options{Actions: 150, CoreVersion: testenv.CoreVersion, JiT: true, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, dir)
+	}
 	for _, dir := range []string{filepath.Join(testenv.RepoRoot(), "testdata", "projects"), realProjectsDir()} {
 		entries, err := os.ReadDir(dir)
 		if err != nil {
