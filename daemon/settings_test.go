@@ -388,13 +388,16 @@ func TestLogLevelSetting(t *testing.T) {
 		t.Fatal(err)
 	}
 	last = s.awaitCompiled(t, "/shop", last).Version
-	if err := s.ed.Await(s.ctx, "a debug logMessage", func(st *fakeeditor.State) bool {
+	// The compile's debug message, and the one of the check after it: a
+	// check still running when the level changes would log at debug after
+	// the test starts counting.
+	if err := s.ed.Await(s.ctx, "the compile's and the check's debug logMessages", func(st *fakeeditor.State) bool {
+		compiled, checked := false, false
 		for _, l := range st.Logs[min(from, len(st.Logs)):] {
-			if strings.HasPrefix(l, "compiled ") {
-				return true
-			}
+			compiled = compiled || strings.HasPrefix(l, "compiled ")
+			checked = checked || strings.HasPrefix(l, "checked ")
 		}
-		return false
+		return compiled && checked
 	}); err != nil {
 		t.Fatal(err)
 	}
