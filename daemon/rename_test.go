@@ -356,16 +356,23 @@ func TestRenameRefusals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			we, err := s.ed.Rename(s.ctx, path, pos, tc.new)
-			if err == nil {
-				t.Fatalf("rename to %s was not refused: %+v", tc.new, we)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("refusal %q does not say %q", err, w)
-				}
-			}
-			t.Logf("refused: %v", err)
+			s.expectRenameRefused(t, path, pos, tc.new, tc.want...)
 		})
 	}
+}
+
+// expectRenameRefused renames at pos in path to newName and fails t unless
+// the server refuses, saying each of want.
+func (s *session) expectRenameRefused(t *testing.T, path string, pos protocol.Position, newName string, want ...string) {
+	t.Helper()
+	we, err := s.ed.Rename(s.ctx, path, pos, newName)
+	if err == nil {
+		t.Fatalf("rename to %s was not refused: %+v", newName, we)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("refusal %q does not say %q", err, w)
+		}
+	}
+	t.Logf("refused: %v", err)
 }
