@@ -698,23 +698,28 @@ async function scenarioGraphRenameFormat(page, folder) {
   await step(page, "i1b. the lineage button of top_countries in the graph opens its column lineage", async () => {
     const g = await waitFor("the graph", () => graphContent(page));
     await g.frame.locator(`g.node[data-name="${C}top_countries"] g.lineage`).click({ timeout: 10000 });
-    // The quick pick of its columns, or the notification saying why there is none: either names the action.
+    // The quick pick of its columns, traced through the JiT table it reads (whose SQL the offline
+    // snapshot lets dfd run) to the warehouse: country comes directly from daily_clicks.country,
+    // and from raw_clicks.country at the origin.
     const what = await waitFor(
-      "a lineage quick pick or message about top_countries",
+      "the lineage quick pick of top_countries with country's direct input and origin",
       () =>
         page.evaluate(() => {
           const w = document.querySelector(".quick-input-widget");
           const title = w && w.offsetParent !== null ? (w.querySelector(".quick-input-title")?.textContent || "") : "";
-          const toasts = [...document.querySelectorAll(".notifications-toasts .notification-toast")].map((n) => n.innerText || "").join(" | ");
-          return { title, toasts };
+          const rows = [...document.querySelectorAll(".quick-input-list .monaco-list-row")].map((r) => r.innerText || "");
+          return { title, rows };
         }),
-      (v) => v.title.includes("Lineage of acme-clickstream.clicks.top_countries") || /no column lineage of acme-clickstream\.clicks\.top_countries/.test(v.toasts),
+      (v) =>
+        v.title.includes("Lineage of acme-clickstream.clicks.top_countries") &&
+        v.rows.some((r) => r.includes("acme-clickstream.clicks.daily_clicks.country") && r.includes("direct")) &&
+        v.rows.some((r) => r.includes("raw_clicks.country") && r.includes("origin")),
       { timeout: 30000, interval: 500 },
     );
     await sleep(300);
     await screenshot(page, "i1b-lineage-open");
     await closeQuickInput(page);
-    return what.title || short(what.toasts, 200);
+    return `${what.title}: ${short(what.rows.map((r) => r.replace(/\s+/g, " ")).join(" | "), 300)}`;
   });
 
   await step(page, "i2. clicking daily_clicks in the graph opens daily_clicks.js; the graph follows", async () => {
