@@ -139,31 +139,25 @@ func Run(ctx context.Context, p *project.Project, core *project.Core, opts Optio
 		}
 		opts.FilePaths = paths
 	}
+	if opts.Files == nil {
+		d, err := engine.OpenDir(p.Root)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		opts.Files = d
+	}
 	// While the bundle compiles (a cold process: 100–250 ms on one core),
 	// a second goroutine compiles the project's modules it can know
 	// already (engine.Precompile); the compile then finds them done.
 	preCtx, stopPre := context.WithCancel(ctx)
 	var pre sync.WaitGroup
-	defer func() { stopPre(); pre.Wait() }()
+	defer func() { stopPre(); pre.Wait() }() // before the files close
 	bundle, err := engine.LoadBundleNotify(core.BundlePath, core.Version, func(digest string) {
-		files := opts.Files
-		if files == nil {
-			d, err := engine.OpenDir(p.Root)
-			if err != nil {
-				return // the compile opens it again and reports the error
-			}
-			pre.Add(1)
-			go func() {
-				defer pre.Done()
-				defer d.Close()
-				engine.Precompile(preCtx, d, p.Root, digest, opts.FilePaths)
-			}()
-			return
-		}
 		pre.Add(1)
 		go func() {
 			defer pre.Done()
-			engine.Precompile(preCtx, files, p.Root, digest, opts.FilePaths)
+			engine.Precompile(preCtx, opts.Files, p.Root, digest, opts.FilePaths)
 		}()
 	})
 	if err != nil {

@@ -39,7 +39,7 @@ func columnRenameSession(t *testing.T, extra map[string]string) (*session, strin
 		}
 	}
 	cfg := fakeeditorConfig(map[string]any{"dfd": map[string]any{
-		"metadata": map[string]any{"source": "snapshot", "snapshot": filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json")},
+		"metadata": map[string]any{"source": "snapshot", "snapshot": sqlCheckSnapshot()},
 	}})
 	cfg.Capabilities = fakeeditor.WorkspaceEditCapabilities
 	s := startServer(t, serverConfig{editor: cfg})

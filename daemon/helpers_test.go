@@ -268,3 +268,26 @@ func fakeeditorConfig(initOptions any) fakeeditor.Config {
 func jsonRaw(v any) ([]byte, error) { return json.Marshal(v) }
 
 func fileURI(path string) uri.URI { return uri.File(path) }
+
+// sqlCheckSnapshot is the offline metadata of the warehouse tables the
+// sql_check fixture reads.
+func sqlCheckSnapshot() string {
+	return filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json")
+}
+
+// startSQLCheckServer starts a server on a copy of the sql_check fixture
+// with sqlCheckSnapshot as its metadata source, more dfd settings beside
+// it, and caps (when set) editing the capabilities the editor announces.
+func startSQLCheckServer(t *testing.T, more map[string]any, caps func(*protocol.ClientCapabilities)) (*session, string) {
+	t.Helper()
+	root := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
+	settings := map[string]any{"metadata": map[string]any{"source": "snapshot", "snapshot": sqlCheckSnapshot()}}
+	for k, v := range more {
+		settings[k] = v
+	}
+	cfg := fakeeditorConfig(map[string]any{"dfd": settings})
+	cfg.Capabilities = caps
+	s := startServer(t, serverConfig{editor: cfg})
+	s.init(t, root)
+	return s, root
+}

@@ -8,7 +8,6 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/dfdtools/dfd/internal/testenv"
 	"github.com/dfdtools/dfd/lsp"
 )
 
@@ -19,12 +18,7 @@ import (
 // error is a reason, not an error; and an unsaved edit upstream changes
 // the answer.
 func TestLineageRequest(t *testing.T) {
-	root := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
-	snapshot := filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json")
-	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{
-		"metadata": map[string]any{"source": "snapshot", "snapshot": snapshot},
-	}})})
-	s.init(t, root)
+	s, root := startSQLCheckServer(t, nil, nil)
 	daily := filepath.Join(root, "definitions", "marts", "daily_revenue.sqlx")
 	stg := filepath.Join(root, "definitions", "staging", "stg_orders.sqlx")
 	if err := s.ed.Open(s.ctx, daily); err != nil {
@@ -132,13 +126,7 @@ func TestLineageRequest(t *testing.T) {
 
 // With SQL analysis off, dfd/lineage says so instead of analysing.
 func TestLineageSQLCheckOff(t *testing.T) {
-	root := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
-	snapshot := filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json")
-	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{
-		"metadata": map[string]any{"source": "snapshot", "snapshot": snapshot},
-		"sql":      map[string]any{"check": false},
-	}})})
-	s.init(t, root)
+	s, root := startSQLCheckServer(t, map[string]any{"sql": map[string]any{"check": false}}, nil)
 	daily := filepath.Join(root, "definitions", "marts", "daily_revenue.sqlx")
 	var res lsp.LineageResult
 	params := map[string]any{"textDocument": map[string]any{"uri": uri.File(daily)}}

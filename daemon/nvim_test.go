@@ -118,7 +118,7 @@ func TestNeovimConfigs(t *testing.T) {
 
 // TestNeovimEdits renames and formats through Neovim's own LSP client with
 // the shipped neovim/dfd.lua installed as the user's plugin/dfd.lua and
-// `dfd` on PATH (daemon/testdata/nvim/edits.lua does the editing):
+// `dfd` on PATH (testdata/lsp/nvim/edits.lua does the editing):
 // vim.lsp.buf.rename on a ref("daily_clicks") of a .sqlx renames the ref
 // and the publish("daily_clicks", …) of the .js that defines it; a rename
 // of an action named by its file is refused with the reason when the
@@ -200,7 +200,7 @@ func TestNeovimEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 	result := filepath.Join(t.TempDir(), "result.txt")
-	cmd := exec.Command(nvim, "--headless", "-c", "luafile "+filepath.Join(testenv.RepoRoot(), "daemon", "testdata", "nvim", "edits.lua"))
+	cmd := exec.Command(nvim, "--headless", "-c", "luafile "+filepath.Join(testenv.RepoRoot(), "testdata", "lsp", "nvim", "edits.lua"))
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"DFD_PROJECT="+root, "DFD_EXPECTED="+expectedPath, "DFD_RESULT="+result,
 		"XDG_CONFIG_HOME="+configHome, "XDG_DATA_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())

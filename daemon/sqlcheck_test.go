@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/internal/fakeeditor"
-	"github.com/dfdtools/dfd/internal/testenv"
 	"go.lsp.dev/protocol"
 )
 
@@ -20,15 +19,7 @@ import (
 // spells it right; an edit upstream that drops the column puts the error
 // back on the reader, a file the user did not touch.
 func TestSQLDiagnosticsAsYouType(t *testing.T) {
-	root := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
-	snapshot := filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json")
-	s := startServer(t, serverConfig{editor: fakeeditor.Config{
-		Capabilities: fakeeditor.WorkspaceEditCapabilities, // quick fixes
-		InitializationOptions: map[string]any{"dfd": map[string]any{
-			"metadata": map[string]any{"source": "snapshot", "snapshot": snapshot},
-		}},
-	}})
-	s.init(t, root)
+	s, root := startSQLCheckServer(t, nil, fakeeditor.WorkspaceEditCapabilities) // quick fixes
 	totals := filepath.Join(root, "definitions", "marts", "customer_totals.sqlx")
 	if err := s.ed.Open(s.ctx, totals); err != nil {
 		t.Fatal(err)
@@ -115,12 +106,7 @@ func TestSQLDiagnosticsAsYouType(t *testing.T) {
 // once the background trace has run, where its values come from, through
 // the project's actions to the warehouse.
 func TestHoverColumnLineage(t *testing.T) {
-	root := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
-	snapshot := filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json")
-	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{
-		"metadata": map[string]any{"source": "snapshot", "snapshot": snapshot},
-	}})})
-	s.init(t, root)
+	s, root := startSQLCheckServer(t, nil, nil)
 	stg := filepath.Join(root, "definitions", "staging", "stg_orders.sqlx")
 	if err := s.ed.Open(s.ctx, stg); err != nil {
 		t.Fatal(err)
@@ -160,12 +146,7 @@ func TestHoverColumnLineage(t *testing.T) {
 // certain, the type the SQL check inferred; none where the name is
 // written more than once without an AS.
 func TestInlayHintsColumnTypes(t *testing.T) {
-	root := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
-	snapshot := filepath.Join(testenv.RepoRoot(), "testdata", "metadata", "sql_check.json")
-	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{
-		"metadata": map[string]any{"source": "snapshot", "snapshot": snapshot},
-	}})})
-	s.init(t, root)
+	s, root := startSQLCheckServer(t, nil, nil)
 	stg := filepath.Join(root, "definitions", "staging", "stg_orders.sqlx")
 	if err := s.ed.Open(s.ctx, stg); err != nil {
 		t.Fatal(err)

@@ -128,7 +128,7 @@ func LoadBundleNotify(path, version string, compiling func(digest string)) (*Bun
 				return
 			}
 		}
-		e.b, e.err = compileBundleSourceNotify(path, version, src, true, compiling)
+		e.b, e.err = compileBundleSource(path, version, src, true, compiling)
 	})
 	if e.err != nil {
 		var be *BundleError
@@ -154,15 +154,13 @@ func compileBundleNatives(path, version string, natives bool) (*Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading @dataform/core: %w", err)
 	}
-	return compileBundleSource(path, version, src, natives)
+	return compileBundleSource(path, version, src, natives, nil)
 }
 
-// compileBundleSource is compileBundleNatives of src, read from path.
-func compileBundleSource(path, version string, src []byte, natives bool) (*Bundle, error) {
-	return compileBundleSourceNotify(path, version, src, natives, nil)
-}
-
-func compileBundleSourceNotify(path, version string, src []byte, natives bool, compiling func(digest string)) (*Bundle, error) {
+// compileBundleSource is compileBundleNatives of src, read from path;
+// compiling, when set, is told the digest before the compile starts (see
+// LoadBundleNotify).
+func compileBundleSource(path, version string, src []byte, natives bool, compiling func(digest string)) (*Bundle, error) {
 	code := string(src)
 	if versionLess(version, "3.0.57") {
 		code = patchOldCallerFile(code)

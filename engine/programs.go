@@ -55,8 +55,7 @@ func programKey(name, wrapped string) [sha256.Size]byte {
 func (c *programCache) compile(name, wrapped string) (*goja.Program, error) {
 	e, owner := c.entry(name, wrapped)
 	if owner {
-		e.prog, e.err = compileModule(name, wrapped)
-		close(e.done)
+		e.build(name, wrapped)
 	}
 	<-e.done
 	return e.prog, e.err
@@ -80,13 +79,10 @@ func (c *programCache) entry(name, wrapped string) (*programEntry, bool) {
 	return e, true
 }
 
-// has reports whether name and code are compiled or being compiled.
-func (c *programCache) has(name, wrapped string) bool {
-	key := programKey(name, wrapped)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.m[key]
-	return ok
+// build compiles the entry's module and tells its waiters.
+func (e *programEntry) build(name, wrapped string) {
+	e.prog, e.err = compileModule(name, wrapped)
+	close(e.done)
 }
 
 // Precompile compiles, ahead of a compile of the project at root, the
@@ -120,9 +116,8 @@ func Precompile(ctx context.Context, files Files, root, bundleDigest string, rel
 			}
 		}
 		wrapped := wrapModule(code)
-		if modulePrograms.has(name, wrapped) {
-			continue
+		if e, owner := modulePrograms.entry(name, wrapped); owner {
+			e.build(name, wrapped) // an error is the compile's to report
 		}
-		_, _ = modulePrograms.compile(name, wrapped) // an error is the compile's to report
 	}
 }

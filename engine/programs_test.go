@@ -35,7 +35,7 @@ func TestProgramCache(t *testing.T) {
 	if _, err := c.compile("/p/big.js", big); err != nil {
 		t.Fatal(err)
 	}
-	if c.has("/p/a.js", wrapModule("exports.x = 1;")) {
+	if _, kept := c.m[programKey("/p/a.js", wrapModule("exports.x = 1;"))]; kept {
 		t.Error("the cache kept its entries past its bound")
 	}
 

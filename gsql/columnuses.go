@@ -59,15 +59,21 @@ type usesRequest struct {
 // finds its references to column of table (a catalog path). The uses are
 // nil when the statement was not analysed (a Problem, Skipped).
 func (c *Catalog) ColumnUses(ctx context.Context, stmt, table, column string) (Analysis, *ColumnUses, error) {
-	c.uses = &usesRequest{table: table, column: column}
-	defer func() { c.uses = nil }()
-	an, err := c.Analyze(ctx, stmt)
+	an, err := c.analyzeLocating(ctx, stmt, &usesRequest{table: table, column: column})
 	if err != nil {
 		return an, nil, err
 	}
 	u := c.usesOut
 	c.usesOut = nil
 	return an, u, nil
+}
+
+// analyzeLocating is Analyze with parse locations recorded for req, whose
+// answer the analysis leaves in usesOut or outputOut.
+func (c *Catalog) analyzeLocating(ctx context.Context, stmt string, req *usesRequest) (Analysis, error) {
+	c.uses = req
+	defer func() { c.uses = nil }()
+	return c.Analyze(ctx, stmt)
 }
 
 // recordLocations turns parse location recording on or off.

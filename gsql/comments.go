@@ -113,7 +113,8 @@ func placeComments(orig string, cs commentSplit, formatted string, ftoks []Token
 	for _, k := range anchors {
 		group := byAnchor[k]
 		var trail, own []sqlComment
-		trailAt := -1 // the trailing comments' insertion, if any
+		trailAt := -1   // the trailing comments' insertion, if any
+		trailText := "" // its comments, without the line break it may add
 		for _, c := range group {
 			if c.trailing {
 				trail = append(trail, c)
@@ -131,6 +132,7 @@ func placeComments(orig string, cs commentSplit, formatted string, ftoks []Token
 				}
 				b.WriteString(orig[c.tok.Start:c.tok.End])
 			}
+			trailText = b.String()
 			j := align[k-1]
 			// A trailing comment after a token that the formatter follows
 			// with a comma or semicolon on the same line goes after those:
@@ -151,9 +153,9 @@ func placeComments(orig string, cs commentSplit, formatted string, ftoks []Token
 			if isLineComment(orig, trail[len(trail)-1].tok) && strings.TrimSpace(rest) != "" {
 				// The code after it on the line moves to the next line.
 				drop := len(rest) - len(strings.TrimLeft(rest, " \t"))
-				add(at, drop, b.String()+"\n"+indentOf(at))
+				add(at, drop, trailText+"\n"+indentOf(at))
 			} else {
-				add(at, 0, b.String())
+				add(at, 0, trailText)
 			}
 			trailAt = len(ins) - 1
 		}
@@ -174,9 +176,8 @@ func placeComments(orig string, cs commentSplit, formatted string, ftoks []Token
 		}
 		if k == len(align) {
 			// After the last token: on lines of their own at the end.
-			end := formatted
 			prefix := "\n"
-			if strings.HasSuffix(end, "\n") {
+			if strings.HasSuffix(formatted, "\n") {
 				prefix = ""
 			}
 			add(len(formatted), 0, prefix+strings.Join(lines, "\n"))
@@ -190,13 +191,16 @@ func placeComments(orig string, cs commentSplit, formatted string, ftoks []Token
 			lines = lines[1:]
 		}
 		var b strings.Builder
-		if strings.TrimLeft(formatted[ls:at], " \t") == "" {
+		writeLines := func() {
 			for _, l := range lines {
 				if l != "" {
 					b.WriteString(ind + l)
 				}
 				b.WriteByte('\n')
 			}
+		}
+		if strings.TrimLeft(formatted[ls:at], " \t") == "" {
+			writeLines()
 			add(ls, 0, b.String())
 			continue
 		}
@@ -206,17 +210,12 @@ func placeComments(orig string, cs commentSplit, formatted string, ftoks []Token
 			ws--
 		}
 		b.WriteByte('\n')
-		for _, l := range lines {
-			if l != "" {
-				b.WriteString(ind + l)
-			}
-			b.WriteByte('\n')
-		}
+		writeLines()
 		b.WriteString(ind)
 		if trailAt >= 0 && ins[trailAt].at == ws {
 			// Trailing comments end the line this breaks: one insertion.
 			ins[trailAt].drop = at - ws
-			ins[trailAt].text = trail0(ins[trailAt].text) + b.String()
+			ins[trailAt].text = trailText + b.String()
 			continue
 		}
 		add(ws, at-ws, b.String())
@@ -243,15 +242,6 @@ func placeComments(orig string, cs commentSplit, formatted string, ftoks []Token
 		return "", err
 	}
 	return res, nil
-}
-
-// trail0 is a trailing comments' insertion without the line break it may
-// end with.
-func trail0(s string) string {
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 && strings.TrimLeft(s[i+1:], " \t") == "" {
-		return s[:i]
-	}
-	return s
 }
 
 func isListPunct(s string, t Token) bool {

@@ -32,9 +32,7 @@ type OutputItem struct {
 // finds the select item naming its output column column. The item is nil
 // when the statement was not analysed (a Problem, Skipped).
 func (c *Catalog) OutputItem(ctx context.Context, stmt, column string) (Analysis, *OutputItem, error) {
-	c.uses = &usesRequest{column: column, output: true}
-	defer func() { c.uses = nil }()
-	an, err := c.Analyze(ctx, stmt)
+	an, err := c.analyzeLocating(ctx, stmt, &usesRequest{column: column, output: true})
 	if err != nil {
 		return an, nil, err
 	}

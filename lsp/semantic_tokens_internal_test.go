@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dfdtools/dfd/bench/projectgen"
+
 	"github.com/google/go-cmp/cmp"
 	"go.lsp.dev/protocol"
 
@@ -69,21 +71,9 @@ func TestEncodeTokens(t *testing.T) {
 	}
 }
 
-// bigSQLX is a SQLX file of about size bytes (see source/highlight's
-// benchmark for the same shape).
-func bigSQLX(size int) []byte {
-	var b strings.Builder
-	b.WriteString("config {\n  type: \"incremental\",\n  uniqueKey: [\"id\"],\n}\n\nSELECT\n")
-	chunk := "  -- a column and its derivations\n" +
-		"  COALESCE(SAFE_CAST(a.value AS INT64), 0) AS value_int, /* why */ 'label é' AS label,\n" +
-		"  DATE_TRUNC(DATE(a.ts), MONTH) AS month, a.x + 1.5e3 * b.y AS score, `p.d.t`.col,\n" +
-		"  (SELECT MAX(ts) FROM ${ref(\"events\")} WHERE ts > TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL ${days} DAY)) AS latest,\n"
-	for b.Len() < size {
-		b.WriteString(chunk)
-	}
-	b.WriteString("  1\nFROM ${ref(\"a\")}\n")
-	return []byte(b.String())
-}
+// bigSQLX is the benchmarks' SQLX file of about size bytes (config, js,
+// placeholders in SQL and in strings, comments): bench/projectgen's.
+func bigSQLX(size int) []byte { return []byte(projectgen.BigSQLX(size, 1, "src")) }
 
 // What a semanticTokens/full request of a 2 MB SQLX file costs the
 // server: lexing and encoding, then the JSON of the answer.

@@ -105,13 +105,14 @@ func formatOnce(src []byte, start, end int) (Result, error) {
 		}
 	}
 	regions := sqlRegions(x, len(src))
+	shadowed := shadowsBuiltins(src, x)
 	out := make([]byte, 0, len(src)+len(src)/4)
 	last := 0
 	for _, r := range regions {
 		if r.End < start || r.Start > end {
 			continue
 		}
-		text, err := formatRegion(src, x, r, problem)
+		text, err := formatRegion(src, x, r, shadowed, problem)
 		if err != nil {
 			return Result{Text: src}, err
 		}
@@ -208,8 +209,9 @@ func isDigits(s string) bool {
 }
 
 // formatRegion returns the formatted text of one region, or the region as
-// written (with a problem) when it cannot be formatted safely.
-func formatRegion(src []byte, x *source.SQLX, r region, problem func(int, string)) (string, error) {
+// written (with a problem) when it cannot be formatted safely. shadowed:
+// the file's js blocks declare ref, resolve or self (shadowsBuiltins).
+func formatRegion(src []byte, x *source.SQLX, r region, shadowed bool, problem func(int, string)) (string, error) {
 	orig := string(src[r.Start:r.End])
 	if strings.Contains(orig, phPrefix) || strings.Contains(orig, "__dfd ph ") || strings.Contains(orig, tblPrefix) {
 		problem(r.Start, "the SQL contains dfd's placeholder names; it was left as written")
@@ -223,7 +225,6 @@ func formatRegion(src []byte, x *source.SQLX, r region, problem func(int, string
 	}
 	// Substitute each placeholder, first with the plain name to find which
 	// ones stand inside quoted identifiers, then for good.
-	shadowed := shadowsBuiltins(src, x)
 	subst := func(quoted map[int]bool) (string, map[string]string) {
 		var b strings.Builder
 		names := map[string]string{}
@@ -273,16 +274,15 @@ func formatRegion(src []byte, x *source.SQLX, r region, problem func(int, string
 	// The comments go through the formatter too (it keeps them where
 	// they stand), so that those before the SQL of a block are indented
 	// with it.
-	first, lastTok := 0, len(toks)-1
-	core := text[toks[first].Start:toks[lastTok].End]
-	lead, trail := text[:toks[first].Start], text[toks[lastTok].End:]
+	from, to := toks[0].Start, toks[len(toks)-1].End
+	core, lead, trail := text[from:to], text[:from], text[to:]
 	formatted, err := gsql.FormatSQL(core, gsql.FormatOptions{Opaque: isPlaceholderWord})
 	if err != nil {
 		var fe *gsql.FormatError
 		if !errors.As(err, &fe) {
 			return "", fmt.Errorf("formatting SQL: %w", err)
 		}
-		problem(origOffset(r.Start+toks[first].Start+fe.Offset, text, r.Start, phs, names), fe.Reason)
+		problem(origOffset(r.Start+from+fe.Offset, text, r.Start, phs, names), fe.Reason)
 		return orig, nil
 	}
 	if r.block {

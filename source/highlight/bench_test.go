@@ -4,24 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dfdtools/dfd/bench/projectgen"
+
 	"github.com/dfdtools/dfd/source"
 )
 
-// bigSQLX is a SQLX file of about size bytes: a config block, then SQL
-// with placeholders, strings, comments and functions, repeated.
-func bigSQLX(size int) []byte {
-	var b strings.Builder
-	b.WriteString("config {\n  type: \"incremental\",\n  uniqueKey: [\"id\"],\n  bigquery: { partitionBy: \"DATE(ts)\" },\n}\n\njs {\n  const days = 3;\n}\n\nSELECT\n")
-	chunk := "  -- a column and its derivations\n" +
-		"  COALESCE(SAFE_CAST(a.value AS INT64), 0) AS value_int, /* why */ 'label é' AS label,\n" +
-		"  DATE_TRUNC(DATE(a.ts), MONTH) AS month, a.x + 1.5e3 * b.y AS score, `p.d.t`.col,\n" +
-		"  (SELECT MAX(ts) FROM ${ref(\"events\")} WHERE ts > TIMESTAMP_SUB(CURRENT_TIMESTAMP(), INTERVAL ${days} DAY)) AS latest,\n"
-	for b.Len() < size {
-		b.WriteString(chunk)
-	}
-	b.WriteString("  1\nFROM ${ref(\"a\")} a JOIN ${ref(\"b\")} b USING (id)\n${when(incremental(), `WHERE ts > (SELECT MAX(ts) FROM ${self()})`)}\n")
-	return []byte(b.String())
-}
+// bigSQLX is the benchmarks' SQLX file of about size bytes (config, js,
+// placeholders in SQL and in strings, comments): bench/projectgen's.
+func bigSQLX(size int) []byte { return []byte(projectgen.BigSQLX(size, 1, "src")) }
 
 func bigJS(size int) []byte {
 	var b strings.Builder

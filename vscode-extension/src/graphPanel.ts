@@ -3,8 +3,8 @@
 // (graphView.ts). It follows the active editor and every compile (the
 // server's dfd/previewChanged), so it is current as you type; a click on a
 // node opens its file, its "lineage" button the column-lineage quick pick.
-import * as crypto from "node:crypto";
 import * as vscode from "vscode";
+import { createDfdWebview, pageContext } from "./webviewPanel";
 import { DEFAULT_DEPTH, DEPTHS, Depth, fileActions, projectOf, renderGraphBody, renderGraphMessage, renderGraphPage, GraphProject } from "./graphView";
 import { showLineage } from "./lineage";
 import { isPreviewable } from "./previewPanel";
@@ -91,13 +91,7 @@ export class GraphPanel implements vscode.Disposable {
   }
 
   private create(): void {
-    const media = vscode.Uri.joinPath(this.context.extensionUri, "media");
-    const panel = vscode.window.createWebviewPanel(
-      VIEW_TYPE,
-      "Dataform Graph",
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: true, enableFindWidget: true, retainContextWhenHidden: true, localResourceRoots: [media] },
-    );
+    const panel = createDfdWebview(this.context, VIEW_TYPE, "Dataform Graph");
     this.panel = panel;
     this.ready = false;
     this.shown = "";
@@ -152,10 +146,7 @@ export class GraphPanel implements vscode.Disposable {
   }
 
   private page(body: string): string {
-    const webview = this.panel!.webview;
-    const nonce = crypto.randomBytes(16).toString("base64");
-    const scriptUri = webview.asWebviewUri(vscode.Uri.joinPath(this.context.extensionUri, "media", "graph.js")).toString();
-    return renderGraphPage({ nonce, cspSource: webview.cspSource, scriptUri, body, uri: this.uri?.toString() });
+    return renderGraphPage({ ...pageContext(this.context, this.panel!, "graph.js"), body, uri: this.uri?.toString() });
   }
 
   private setBody(body: string): void {

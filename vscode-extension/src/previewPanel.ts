@@ -1,7 +1,7 @@
 // The "Dataform Preview" webview panel: follows the active .sqlx/.js file
 // and shows its compiled (and JiT-compiled) SQL.
-import * as crypto from "node:crypto";
 import * as vscode from "vscode";
+import { createDfdWebview, pageContext } from "./webviewPanel";
 import { renderMessage, renderPreviewBody, renderPreviewPage, PreviewResult } from "./previewHtml";
 import { ServerManager } from "./server";
 
@@ -83,13 +83,7 @@ export class PreviewPanel implements vscode.Disposable {
   }
 
   private create(): void {
-    const media = vscode.Uri.joinPath(this.context.extensionUri, "media");
-    const panel = vscode.window.createWebviewPanel(
-      VIEW_TYPE,
-      "Dataform Preview",
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: true, enableFindWidget: true, retainContextWhenHidden: true, localResourceRoots: [media] },
-    );
+    const panel = createDfdWebview(this.context, VIEW_TYPE, "Dataform Preview");
     this.panel = panel;
     this.ready = false;
     panel.onDidDispose(() => {
@@ -108,10 +102,7 @@ export class PreviewPanel implements vscode.Disposable {
   }
 
   private page(body: string): string {
-    const webview = this.panel!.webview;
-    const nonce = crypto.randomBytes(16).toString("base64");
-    const scriptUri = webview.asWebviewUri(vscode.Uri.joinPath(this.context.extensionUri, "media", "preview.js")).toString();
-    return renderPreviewPage({ nonce, cspSource: webview.cspSource, scriptUri, body, uri: this.uri?.toString(), reveal: this.reveal });
+    return renderPreviewPage({ ...pageContext(this.context, this.panel!, "preview.js"), body, uri: this.uri?.toString(), reveal: this.reveal });
   }
 
   /** Shows `body`; `final` (a preview result) consumes the pending reveal. */

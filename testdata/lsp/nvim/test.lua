@@ -6,25 +6,8 @@
 -- It waits on conditions with vim.wait (no fixed sleeps) and ends with the
 -- line "N passed, N failed".
 
-local passed, failed = 0, 0
-local report = {}
-local function log(s) table.insert(report, s) end
-local function check(name, ok, detail)
-  if ok then
-    passed = passed + 1
-    log('PASS ' .. name)
-  else
-    failed = failed + 1
-    log('FAIL ' .. name .. (detail and (': ' .. detail) or ''))
-  end
-end
-local function finish()
-  log(string.format('%d passed, %d failed', passed, failed))
-  local f = io.open(os.getenv('DFD_RESULT'), 'w')
-  f:write(table.concat(report, '\n') .. '\n')
-  f:close()
-  vim.cmd('qa!')
-end
+local report = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/report.lua')
+local log, check, finish = report.log, report.check, report.finish
 
 local ok, err = pcall(function()
   local bin, root, snapshot = os.getenv('DFD_BIN'), os.getenv('DFD_PROJECT'), os.getenv('DFD_SNAPSHOT')

@@ -2,7 +2,7 @@
 -- client and the shipped neovim/dfd.lua (installed as the user's
 -- plugin/dfd.lua, so Neovim's startup loads it), run by
 -- daemon/nvim_test.go (TestNeovimEdits):
---   nvim --headless -c 'luafile daemon/testdata/nvim/edits.lua'
+--   nvim --headless -c 'luafile testdata/lsp/nvim/edits.lua'
 -- Environment: DFD_PROJECT (a copy of the jit_actions fixture with
 -- metadata.json, definitions/messy.sqlx and definitions/uses_campaigns.sqlx),
 -- DFD_EXPECTED (what `dfd format` makes of messy.sqlx), DFD_RESULT (report
@@ -11,25 +11,8 @@
 -- the cursor on a ref, formatting with vim.lsp.buf.format where it exists
 -- (0.8+) else vim.lsp.buf.formatting_sync (0.7); edited buffers are then
 -- written with :wall so that the Go side checks the files on disk too.
-local passed, failed = 0, 0
-local report = {}
-local function log(s) table.insert(report, s) end
-local function check(name, ok, detail)
-  if ok then
-    passed = passed + 1
-    log('PASS ' .. name)
-  else
-    failed = failed + 1
-    log('FAIL ' .. name .. (detail and (': ' .. tostring(detail)) or ''))
-  end
-end
-local function finish()
-  log(string.format('%d passed, %d failed', passed, failed))
-  local f = io.open(os.getenv('DFD_RESULT'), 'w')
-  f:write(table.concat(report, '\n') .. '\n')
-  f:close()
-  vim.cmd('qa!')
-end
+local report = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/report.lua')
+local log, check, finish = report.log, report.check, report.finish
 
 -- What Neovim shows the user (a refused rename arrives as an error
 -- notification): recorded, so that a check can say what the user saw.
