@@ -542,6 +542,7 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 			}
 		}()
 	}
+	wasmGarbage(stmt)
 	out, err := googlesql.AnalyzeStatementFromParserAST(st.node, c.opts, stmt, c.cat, c.tf)
 	runtime.KeepAlive(st.out)
 	if err != nil {
@@ -947,6 +948,7 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 	if err != nil {
 		return st, "", err
 	}
+	wasmGarbage(stmt)
 	out, perr := googlesql.ParseScript(stmt, e.parser, e.errs)
 	if perr != nil {
 		return st, "GoogleSQL cannot parse it (" + firstLine(perr.Error()) + "); BigQuery may", nil

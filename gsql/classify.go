@@ -127,6 +127,7 @@ func classify(stmt string) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
+	wasmGarbage(stmt)
 	out, err := googlesql.ParseScript(stmt, e.parser, e.errs)
 	if err != nil {
 		return Verdict{Invalid, "GoogleSQL cannot parse it: " + firstLine(err.Error())}, nil

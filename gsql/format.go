@@ -155,6 +155,7 @@ func unparse(text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	wasmGarbage(text)
 	out, err := googlesql.ParseScript(text, e.parser, e.errs)
 	if err != nil {
 		return "", &FormatError{0, "GoogleSQL cannot parse it: " + firstLine(err.Error())}
