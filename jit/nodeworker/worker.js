@@ -443,8 +443,14 @@ class ProjectFiles {
     this.root = root;
     this.overlay = new Map();
     if (overlay) for (const [k, v] of overlay) this.overlay.set(clean(k), v);
+    // The directories of unsaved files are directories, on disk or not.
+    this.overlayDirs = new Set();
+    for (const k of this.overlay.keys()) {
+      for (let d = dirname(k); d !== "." && !this.overlayDirs.has(d); d = dirname(d)) this.overlayDirs.add(d);
+    }
     this.hashes = new Map(); // rel → sha256 of the content last read
     this.dirCache = new Map(); // absolute directory → inside the root?
+    this.dirMissing = new Set(); // absolute directories that do not resolve
   }
   abs(rel) { return rel === "." ? this.root : this.root + "/" + rel; }
   inside(real) { return real === this.root || real.startsWith(this.root + "/"); }
@@ -463,6 +469,7 @@ class ProjectFiles {
       v = this.inside(fs.realpathSync.native(abs));
     } catch (e) {
       if (e.code === "ENOENT" || e.code === "ENOTDIR") {
+        this.dirMissing.add(abs);
         v = abs.length > this.root.length && this.linkInside(abs) && this.dirInside(dirname(abs));
       } else {
         v = e.code !== "ELOOP" && e.code !== "ERR_ACCESS_DENIED";
@@ -489,13 +496,19 @@ class ProjectFiles {
   look(rel) {
     if (rel === ".." || rel.startsWith("../") || rel.startsWith("/")) return this.escapeMessage(rel);
     const abs = this.abs(rel);
+    const dir = dirname(abs);
+    if (!this.dirInside(dir)) return this.escapeMessage(rel);
+    // Nothing is in a directory that does not resolve. The loader's
+    // search looks in many (node_modules of every directory up from
+    // core's, with every extension: ≈6,500 lookups for a 400-action
+    // project), and each lstat is a permission-checked call.
+    if (this.dirMissing.has(dir)) return ENOENT;
     let st;
     try {
       st = fs.lstatSync(abs, { throwIfNoEntry: false });
     } catch (e) {
       st = undefined; // ENOTDIR and the like: not there
     }
-    if (!this.dirInside(dirname(abs))) return this.escapeMessage(rel);
     if (!st) return ENOENT;
     if (!st.isSymbolicLink()) return st.isDirectory() ? IS_DIR : IS_FILE;
     let real;
@@ -514,7 +527,7 @@ class ProjectFiles {
   // stat: IS_FILE, IS_DIR, ENOENT, or a string (escape message).
   stat(rel) {
     if (this.overlay.has(rel)) return IS_FILE;
-    if (rel === "." ) return IS_DIR;
+    if (rel === "." || this.overlayDirs.has(rel)) return IS_DIR;
     return this.look(rel);
   }
   // read returns the content or throws an Error with Go-like text.
@@ -822,7 +835,25 @@ function contextPrelude(bridge, cfg) {
     }
     return loadIndex(p);
   }
+  // Every candidate of loadAsFileOrDirectory(p) is in p's directory, so
+  // when that is not a directory there is nothing to look for: the search
+  // for a bare module name tries node_modules of every directory up from
+  // the requiring file's, nearly none of which exist (core requires each
+  // definitions file that way). Directory answers are kept for the request,
+  // which sees the project as it was when it began.
+  const dirs = new Map(); // absolute directory → is a directory
+  function inDirectory(p) {
+    if (p === root) return true; // its directory is outside, the project's loaded as a directory
+    const d = dirOf(p);
+    let v = dirs.get(d);
+    if (v === undefined) {
+      v = stat(d)[1]; // an escape throws, as a lookup inside it would
+      dirs.set(d, v);
+    }
+    return v;
+  }
   function loadAsFileOrDirectory(p) {
+    if (!inDirectory(p)) return "";
     const f = loadAsFile(p);
     if (f !== "") return f;
     return loadAsDirectory(p);
