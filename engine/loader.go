@@ -161,6 +161,16 @@ func (l *loader) loadAsDirectory(p string) (string, error) {
 }
 
 func (l *loader) loadAsFileOrDirectory(p string) (string, error) {
+	// Every candidate is in p's directory, so when that is not a directory
+	// there is nothing to look for. The search for a bare name tries
+	// node_modules of every directory up from the requiring file's, nearly
+	// none of which exist (core requires each definitions file that way),
+	// and each Stat through os.Root is several system calls.
+	if p != l.root {
+		if _, isDir, err := l.stat(path.Dir(p)); err != nil || !isDir {
+			return "", err
+		}
+	}
 	if f, err := l.loadAsFile(p); err != nil || f != "" {
 		return f, err
 	}
