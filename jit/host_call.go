@@ -88,7 +88,17 @@ func (w *hostWorker) call(ctx context.Context, poolDone <-chan struct{}, req *wi
 		ex.interrupted = why
 		deadline, done = nil, nil
 		graceC = time.After(grace)
-		return send(&wirepb.Frame{Kind: &wirepb.Frame_Cancel{Cancel: &wirepb.Cancel{Id: id}}}, why)
+		if err := send(&wirepb.Frame{Kind: &wirepb.Frame_Cancel{Cancel: &wirepb.Cancel{Id: id}}}, why); err != nil {
+			return err
+		}
+		if w.hello.GetInterruptedBySigint() && req.GetCompile() != nil {
+			// It reads the Cancel frame only once the compile is over (a
+			// compile of a big project takes seconds): the signal stops
+			// it, so that the next compile need wait neither for it nor
+			// for the grace period's kill.
+			_ = w.cmd.Process.Signal(os.Interrupt)
+		}
+		return nil
 	}
 	for {
 		select {

@@ -108,6 +108,44 @@ func TestCompileInfiniteLoop(t *testing.T) {
 	workertest.ExpectOK(t, p)
 }
 
+// TestCompileCanceledWhileItRuns: a compile canceled while core runs
+// (here, project code that never yields) ends as canceled at once, and
+// the same worker serves the next request. The worker reads no frame
+// while its JavaScript runs; without the host's SIGINT the Cancel would
+// wait for the grace period and the worker be killed.
+func TestCompileCanceledWhileItRuns(t *testing.T) {
+	root := workertest.Project(t, map[string]string{"definitions/loop.js": "console.log('looping'); while (true) {}"})
+	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Grace: time.Minute})
+	if err := p.Prewarm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	started := p.Started()
+	req, err := compile.Request(root, []string{"definitions/loop.js", "workflow_settings.yaml"}, compile.Overrides{}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cancel when the project's code says it is in its loop, not on a timer.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := func(level, msg string) {
+		if strings.Contains(msg, "looping") {
+			cancel()
+		}
+	}
+	_, err = p.Compile(ctx, jit.CompileJob{Request: req, Timeout: 10 * time.Minute, Log: log})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the compile canceled", err)
+	}
+	var ce *jit.CrashError
+	if errors.As(err, &ce) {
+		t.Fatalf("err = %v: the worker was killed, not interrupted", err)
+	}
+	workertest.ExpectOK(t, p)
+	if p.Started() != started {
+		t.Errorf("the worker was replaced (%d started, %d before)", p.Started(), started)
+	}
+}
+
 // TestHeapCeiling: with HeapFlag, a request that allocates without bound
 // kills its worker (V8's own out-of-memory abort); the pool replaces it.
 func TestHeapCeiling(t *testing.T) {

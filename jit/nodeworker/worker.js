@@ -41,7 +41,7 @@ const v8 = require("v8");
 const PROTOCOL_VERSION = 2;
 const F = {
   Frame: { hello: 1, request: 2, response: 3, cancel: 4, adapter_call: 5, adapter_result: 6, log: 7, accepted: 8 },
-  Hello: { protocol_version: 1, core_version: 2, pid: 3, bundle_path: 4, root: 5, startup_micros: 6, memory_limit_bytes: 7 },
+  Hello: { protocol_version: 1, core_version: 2, pid: 3, bundle_path: 4, root: 5, startup_micros: 6, memory_limit_bytes: 7, interrupted_by_sigint: 8 },
   Request: { id: 1, compile: 2, jit: 3 },
   Compile: { request: 1, root: 2, overlay: 3, timeout_ms: 4 },
   Compile_OverlayEntry: { key: 1, value: 2 },
@@ -372,6 +372,7 @@ function sendHello(opts, startupMicros) {
     fString(h.root, opts.root),
     fVarint(h.startup_micros, Math.max(0, Math.round(startupMicros))),
     fVarint(h.memory_limit_bytes, opts.memoryLimit > 0 ? opts.memoryLimit : 0),
+    fVarint(h.interrupted_by_sigint, 1), // see call()
   ]);
 }
 
@@ -1336,7 +1337,18 @@ class Runtime {
     const prev = running;
     running = this;
     try {
-      const o = { displayErrors: false };
+      // breakOnSigint: while this thread runs a compile it reads no
+      // frames, so a Cancel would wait for the compile to end (seconds on
+      // a big project). The host follows the Cancel frame of a compile
+      // with a SIGINT (Hello.interrupted_by_sigint), which stops it here
+      // the way the deadline does; the Cancel frame read afterwards finds
+      // the request answered. Only the compile itself: around each such
+      // run vm briefly leaves SIGINT at its default (it moves the
+      // process's listeners aside), so a signal landing there ends the
+      // worker (the pool replaces it) — a window of microseconds per
+      // compile, but one that JiT requests' many short steps would open
+      // all the time. They are never signalled.
+      const o = { displayErrors: false, breakOnSigint: cmd === "compile" };
       if (timeoutMs > 0) o.timeout = Math.max(1, Math.ceil(timeoutMs));
       const r = trampoline.runInContext(this.ctx, o);
       return typeof r === "string" ? r : "Ientry " + cmd + " returned nothing";
@@ -1562,7 +1574,8 @@ class Server {
         st.waitMicros = (performance.now() - t0) * 1000;
       }
     } catch (e) {
-      this.respond(st, { code: CODE.INTERNAL, message: String(e && e.message) });
+      if (e && e.code === "ERR_SCRIPT_EXECUTION_INTERRUPTED") this.finishCanceled(st); // while preparing its runtime
+      else this.respond(st, { code: CODE.INTERNAL, message: String(e && e.message) });
       return;
     }
     st.prepareMicros = st.rt.prepareMicros;
@@ -1610,6 +1623,8 @@ class Server {
     } catch (e) {
       if (e && e.code === "ERR_SCRIPT_EXECUTION_TIMEOUT") {
         this.respond(st, { code: CODE.DEADLINE_EXCEEDED, message: st.what + ": deadline exceeded" });
+      } else if (e && e.code === "ERR_SCRIPT_EXECUTION_INTERRUPTED") {
+        this.finishCanceled(st); // the host's SIGINT after its Cancel frame (see call)
       } else {
         this.respond(st, { code: CODE.INTERNAL, message: st.what + ": " + String(e && e.message) });
       }
@@ -1849,6 +1864,10 @@ function main() {
     return;
   }
   process.on("unhandledRejection", () => { /* decided by the requests' own promises */ });
+  // The host's SIGINT stops a running request (see Runtime.call); one that
+  // arrives after that request ended has nothing to stop, and must not end
+  // the worker as Node's default handler would.
+  process.on("SIGINT", () => {});
   process.on("uncaughtException", (e) => {
     diag("internal error: " + (e && e.stack || e));
     process.exit(EXIT_FAILURE);

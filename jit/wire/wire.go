@@ -46,7 +46,10 @@
 //     calls the worker no longer waits for (the request ended) are ignored.
 //  4. Cancel{id} asks the worker to interrupt request id; the request is then
 //     answered with CANCELED (or with its real outcome if it finished first).
-//     A Cancel for a request already answered, or unknown, is ignored.
+//     A Cancel for a request already answered, or unknown, is ignored. A
+//     worker whose Hello sets interrupted_by_sigint cannot read frames while
+//     a compile runs: after the Cancel of a Compile request the host sends
+//     it SIGINT, which stops that compile.
 //  5. Log{request_id, level, message} carries console output of user code.
 //  6. When its stdin reaches EOF the worker interrupts what it is doing and
 //     exits: that is how a worker never outlives its host.

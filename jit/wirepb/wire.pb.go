@@ -280,8 +280,15 @@ type Hello struct {
 	Root             string                 `protobuf:"bytes,5,opt,name=root,proto3" json:"root,omitempty"`                                                    // project root the runtimes are prepared for
 	StartupMicros    int64                  `protobuf:"varint,6,opt,name=startup_micros,json=startupMicros,proto3" json:"startup_micros,omitempty"`            // process start to Hello (bundle compile + first runtime)
 	MemoryLimitBytes int64                  `protobuf:"varint,7,opt,name=memory_limit_bytes,json=memoryLimitBytes,proto3" json:"memory_limit_bytes,omitempty"` // the worker's heap ceiling (0: none)
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The worker cannot read a Cancel frame while a compile runs (the Node.js
+	// worker: one thread), and a SIGINT sent after the Cancel frame of a
+	// Compile request stops that compile, which then ends as canceled. A
+	// worker that does not set it must not be sent SIGINT; JiT requests are
+	// never signalled (their code yields between steps, where Cancel frames
+	// are read).
+	InterruptedBySigint bool `protobuf:"varint,8,opt,name=interrupted_by_sigint,json=interruptedBySigint,proto3" json:"interrupted_by_sigint,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *Hello) Reset() {
@@ -361,6 +368,13 @@ func (x *Hello) GetMemoryLimitBytes() int64 {
 		return x.MemoryLimitBytes
 	}
 	return 0
+}
+
+func (x *Hello) GetInterruptedBySigint() bool {
+	if x != nil {
+		return x.InterruptedBySigint
+	}
+	return false
 }
 
 type Request struct {
@@ -1242,7 +1256,7 @@ const file_wire_proto_rawDesc = "" +
 	"\x0eadapter_result\x18\x06 \x01(\v2\x17.dfd.wire.AdapterResultH\x00R\radapterResult\x12!\n" +
 	"\x03log\x18\a \x01(\v2\r.dfd.wire.LogH\x00R\x03log\x120\n" +
 	"\baccepted\x18\b \x01(\v2\x12.dfd.wire.AcceptedH\x00R\bacceptedB\x06\n" +
-	"\x04kind\"\xf1\x01\n" +
+	"\x04kind\"\xa5\x02\n" +
 	"\x05Hello\x12)\n" +
 	"\x10protocol_version\x18\x01 \x01(\rR\x0fprotocolVersion\x12!\n" +
 	"\fcore_version\x18\x02 \x01(\tR\vcoreVersion\x12\x10\n" +
@@ -1251,7 +1265,8 @@ const file_wire_proto_rawDesc = "" +
 	"bundlePath\x12\x12\n" +
 	"\x04root\x18\x05 \x01(\tR\x04root\x12%\n" +
 	"\x0estartup_micros\x18\x06 \x01(\x03R\rstartupMicros\x12,\n" +
-	"\x12memory_limit_bytes\x18\a \x01(\x03R\x10memoryLimitBytes\"s\n" +
+	"\x12memory_limit_bytes\x18\a \x01(\x03R\x10memoryLimitBytes\x122\n" +
+	"\x15interrupted_by_sigint\x18\b \x01(\bR\x13interruptedBySigint\"s\n" +
 	"\aRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12-\n" +
 	"\acompile\x18\x02 \x01(\v2\x11.dfd.wire.CompileH\x00R\acompile\x12!\n" +
