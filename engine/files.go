@@ -114,23 +114,52 @@ func (o *Overlay) ReadFile(name string) ([]byte, error) {
 	return o.Base.ReadFile(name)
 }
 
+// Stat reports a buffered name as a file, and a directory holding one as a
+// directory, on disk or not: the project as it would be with every buffer
+// saved (a new file in a new folder included). The Node.js worker's file
+// view does the same.
 func (o *Overlay) Stat(name string) (fs.FileInfo, error) {
 	if b, ok := o.get(name); ok {
 		return overlayInfo{name: path.Base(name), size: int64(len(b))}, nil
 	}
+	if o.holds(name) {
+		return overlayInfo{name: path.Base(name), dir: true}, nil
+	}
 	return o.Base.Stat(name)
+}
+
+// holds reports whether a buffered name lies below the directory dir.
+func (o *Overlay) holds(dir string) bool {
+	dir = path.Clean(dir)
+	if dir == "." {
+		return false // the root: the base says what it is
+	}
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	for n := range o.docs {
+		if strings.HasPrefix(n, dir+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 type overlayInfo struct {
 	name string
 	size int64
+	dir  bool
 }
 
-func (i overlayInfo) Name() string       { return i.name }
-func (i overlayInfo) Size() int64        { return i.size }
-func (i overlayInfo) Mode() fs.FileMode  { return 0o644 }
+func (i overlayInfo) Name() string { return i.name }
+func (i overlayInfo) Size() int64  { return i.size }
+func (i overlayInfo) Mode() fs.FileMode {
+	if i.dir {
+		return fs.ModeDir | 0o755
+	}
+	return 0o644
+}
 func (i overlayInfo) ModTime() time.Time { return time.Time{} }
-func (i overlayInfo) IsDir() bool        { return false }
+func (i overlayInfo) IsDir() bool        { return i.dir }
 func (i overlayInfo) Sys() any           { return nil }
 
 // OpenFiles opens the project directory root with unsaved editor buffers

@@ -287,7 +287,11 @@ func TestCompileOverlayParity(t *testing.T) {
 			overlay := map[string][]byte{
 				"definitions/unsaved_new.sqlx": []byte("config { type: \"view\", description: \"only in the editor\" }\nselect 42 as answer"),
 				"includes/unsaved_helper.js":   []byte("module.exports = { k: 7 };"),
-				"definitions/unsaved_js.js":    []byte("const h = require('includes/unsaved_helper'); publish('unsaved_js').query('select ' + h.k);"),
+				"definitions/unsaved_js.js":    []byte("const h = require('includes/unsaved_helper'); const q = require('includes/unsaved_pkg'); publish('unsaved_js').query('select ' + h.k + ' + ' + q.m);"),
+				// New files in new folders: a folder of unsaved files is a
+				// folder, for definitions and for require.
+				"definitions/unsaved_dir/unsaved_deep.sqlx": []byte("config { type: \"view\" }\nselect 1 as one"),
+				"includes/unsaved_pkg/index.js":             []byte("module.exports = { m: 9 };"),
 			}
 			// An existing file, changed in the editor.
 			orig, err := os.ReadFile(filepath.Join(root, sqlx))
@@ -295,7 +299,8 @@ func TestCompileOverlayParity(t *testing.T) {
 				t.Fatal(err)
 			}
 			overlay[sqlx] = append(append([]byte(nil), orig...), []byte("\n-- edited in the editor\n")...)
-			paths = append(paths, "definitions/unsaved_new.sqlx", "includes/unsaved_helper.js", "definitions/unsaved_js.js")
+			paths = append(paths, "definitions/unsaved_new.sqlx", "includes/unsaved_helper.js", "definitions/unsaved_js.js",
+				"definitions/unsaved_dir/unsaved_deep.sqlx", "includes/unsaved_pkg/index.js")
 			req, err := compile.Request(root, paths, compile.Overrides{}, time.Minute)
 			if err != nil {
 				t.Fatal(err)
@@ -312,18 +317,18 @@ func TestCompileOverlayParity(t *testing.T) {
 			found := 0
 			for _, tb := range r.Graph.GetTables() {
 				switch tb.GetTarget().GetName() {
-				case "unsaved_new", "unsaved_js":
+				case "unsaved_new", "unsaved_js", "unsaved_deep":
 					found++
 				}
 			}
 			if bytes.Contains(res.Response, []byte("edited in the editor")) {
 				found++
 			}
-			if found != 3 {
-				t.Errorf("the overlay's files show %d times in the graph, want 3", found)
+			if found != 4 {
+				t.Errorf("the overlay's files show %d times in the graph, want 4 (errors: %v)", found, r.Errors())
 			}
 			// Without the overlay, the disk's content again (no stale cache).
-			req2, err := compile.Request(root, paths[:len(paths)-3], compile.Overrides{}, time.Minute)
+			req2, err := compile.Request(root, paths[:len(paths)-5], compile.Overrides{}, time.Minute)
 			if err != nil {
 				t.Fatal(err)
 			}

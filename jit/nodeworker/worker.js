@@ -1037,6 +1037,7 @@ function contextPrelude(bridge, cfg) {
   }
 
   function compile() {
+    dirs.clear(); // the runtime may have been prepared before this request's files
     let v;
     const settings = [["workflow_settings.yaml", "workflowSettingsYaml"], ["dataform.json", "dataformJson"]];
     for (let i = 0; i < settings.length; i++) {
@@ -1073,6 +1074,7 @@ function contextPrelude(bridge, cfg) {
   const vm2Name = "VM2_INTERNAL_STATE_DO_NOT_USE_OR_PROGRAM_WILL_FAIL";
 
   function jitStart() {
+    dirs.clear();
     L.jit = true;
     ObjectDefine(g, vm2Name, { value: Object.freeze({ handleException: function (e) { return e; } }), enumerable: false });
     g.require = requireFunc(root, "index.js");
@@ -1347,7 +1349,10 @@ class Runtime {
       // process's listeners aside), so a signal landing there ends the
       // worker (the pool replaces it) — a window of microseconds per
       // compile, but one that JiT requests' many short steps would open
-      // all the time. They are never signalled.
+      // all the time. They are never signalled. A signal that lands
+      // outside the compile's own run (while this request's runtime is
+      // prepared) finds the no-op listener: that Cancel then waits for the
+      // compile's end, as every Cancel did before.
       const o = { displayErrors: false, breakOnSigint: cmd === "compile" };
       if (timeoutMs > 0) o.timeout = Math.max(1, Math.ceil(timeoutMs));
       const r = trampoline.runInContext(this.ctx, o);
@@ -1574,8 +1579,7 @@ class Server {
         st.waitMicros = (performance.now() - t0) * 1000;
       }
     } catch (e) {
-      if (e && e.code === "ERR_SCRIPT_EXECUTION_INTERRUPTED") this.finishCanceled(st); // while preparing its runtime
-      else this.respond(st, { code: CODE.INTERNAL, message: String(e && e.message) });
+      this.respond(st, { code: CODE.INTERNAL, message: String(e && e.message) });
       return;
     }
     st.prepareMicros = st.rt.prepareMicros;
