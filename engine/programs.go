@@ -99,10 +99,10 @@ func Precompile(ctx context.Context, files Files, root, bundleDigest string, rel
 		if ctx.Err() != nil {
 			return
 		}
-		isJS := strings.HasSuffix(rel, ".js")
 		if strings.HasSuffix(rel, ".json") {
 			continue // parsed, not compiled
 		}
+		isJS := strings.HasSuffix(rel, ".js")
 		raw, err := files.ReadFile(rel)
 		if err != nil {
 			continue // the compile reports it

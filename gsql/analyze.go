@@ -948,8 +948,7 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 	if err != nil {
 		return st, "", err
 	}
-	wasmGarbage(stmt)
-	out, perr := googlesql.ParseScript(stmt, e.parser, e.errs)
+	out, perr := e.parse(stmt)
 	if perr != nil {
 		return st, "GoogleSQL cannot parse it (" + firstLine(perr.Error()) + "); BigQuery may", nil
 	}

@@ -127,8 +127,7 @@ func classify(stmt string) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
-	wasmGarbage(stmt)
-	out, err := googlesql.ParseScript(stmt, e.parser, e.errs)
+	out, err := e.parse(stmt)
 	if err != nil {
 		return Verdict{Invalid, "GoogleSQL cannot parse it: " + firstLine(err.Error())}, nil
 	}

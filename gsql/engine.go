@@ -18,6 +18,14 @@ type engine struct {
 	kindShift int32
 }
 
+// parse parses sql as a script with dfd's options: every parse of a
+// statement goes through here, so that its garbage is accounted for
+// (wasmGarbage).
+func (e *engine) parse(sql string) (*googlesql.ParserOutput, error) {
+	wasmGarbage(sql)
+	return googlesql.ParseScript(sql, e.parser, e.errs)
+}
+
 var (
 	engineOnce sync.Once
 	engineVal  *engine

@@ -155,8 +155,7 @@ func unparse(text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	wasmGarbage(text)
-	out, err := googlesql.ParseScript(text, e.parser, e.errs)
+	out, err := e.parse(text)
 	if err != nil {
 		return "", &FormatError{0, "GoogleSQL cannot parse it: " + firstLine(err.Error())}
 	}

@@ -29,9 +29,10 @@ const (
 
 var wasmWork atomic.Int64
 
-// wasmGarbage accounts for one call that hands sql to GoogleSQL, and
-// collects Go's garbage — and with it, through the finalizers, GoogleSQL's —
-// once the budget is spent. Only the caller that spends the budget pays.
+// wasmGarbage accounts for one call that hands sql to GoogleSQL
+// (engine.parse and Catalog.Analyze), and collects Go's garbage — and with
+// it, through the finalizers, GoogleSQL's — once the budget is spent. Only
+// the caller that spends the budget pays.
 func wasmGarbage(sql string) {
 	if wasmWork.Add(int64(len(sql))+wasmCallBytes) < wasmGCBudget {
 		return

@@ -88,17 +88,25 @@ func TestJitFaults(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// TestCompileInfiniteLoop: a compile stuck in project code ends at its
-// deadline and the worker serves the next request.
-func TestCompileInfiniteLoop(t *testing.T) {
-	root := workertest.Project(t, map[string]string{"definitions/loop.js": "while (true) {}"})
-	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Grace: time.Second})
+// loopProject is a project whose one definitions file, definitions/loop.js,
+// is code, and the request that compiles it.
+func loopProject(t *testing.T, code string) (root string, req []byte) {
+	t.Helper()
+	root = workertest.Project(t, map[string]string{"definitions/loop.js": code})
 	req, err := compile.Request(root, []string{"definitions/loop.js", "workflow_settings.yaml"}, compile.Overrides{}, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return root, req
+}
+
+// TestCompileInfiniteLoop: a compile stuck in project code ends at its
+// deadline and the worker serves the next request.
+func TestCompileInfiniteLoop(t *testing.T) {
+	root, req := loopProject(t, "while (true) {}")
+	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Grace: time.Second})
 	start := time.Now()
-	_, err = p.Compile(context.Background(), jit.CompileJob{Request: req, Timeout: 700 * time.Millisecond})
+	_, err := p.Compile(context.Background(), jit.CompileJob{Request: req, Timeout: 700 * time.Millisecond})
 	if !errors.Is(err, engine.ErrTimeout) {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
@@ -114,16 +122,12 @@ func TestCompileInfiniteLoop(t *testing.T) {
 // while its JavaScript runs; without the host's SIGINT the Cancel would
 // wait for the grace period and the worker be killed.
 func TestCompileCanceledWhileItRuns(t *testing.T) {
-	root := workertest.Project(t, map[string]string{"definitions/loop.js": "console.log('looping'); while (true) {}"})
+	root, req := loopProject(t, "console.log('looping'); while (true) {}")
 	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Grace: time.Minute})
 	if err := p.Prewarm(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	started := p.Started()
-	req, err := compile.Request(root, []string{"definitions/loop.js", "workflow_settings.yaml"}, compile.Overrides{}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Cancel when the project's code says it is in its loop, not on a timer.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -132,7 +136,7 @@ func TestCompileCanceledWhileItRuns(t *testing.T) {
 			cancel()
 		}
 	}
-	_, err = p.Compile(ctx, jit.CompileJob{Request: req, Timeout: 10 * time.Minute, Log: log})
+	_, err := p.Compile(ctx, jit.CompileJob{Request: req, Timeout: 10 * time.Minute, Log: log})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want the compile canceled", err)
 	}

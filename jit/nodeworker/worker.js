@@ -451,7 +451,6 @@ class ProjectFiles {
     }
     this.hashes = new Map(); // rel → sha256 of the content last read
     this.dirCache = new Map(); // absolute directory → inside the root?
-    this.dirMissing = new Set(); // absolute directories that do not resolve
   }
   abs(rel) { return rel === "." ? this.root : this.root + "/" + rel; }
   inside(real) { return real === this.root || real.startsWith(this.root + "/"); }
@@ -470,7 +469,6 @@ class ProjectFiles {
       v = this.inside(fs.realpathSync.native(abs));
     } catch (e) {
       if (e.code === "ENOENT" || e.code === "ENOTDIR") {
-        this.dirMissing.add(abs);
         v = abs.length > this.root.length && this.linkInside(abs) && this.dirInside(dirname(abs));
       } else {
         v = e.code !== "ELOOP" && e.code !== "ERR_ACCESS_DENIED";
@@ -497,19 +495,13 @@ class ProjectFiles {
   look(rel) {
     if (rel === ".." || rel.startsWith("../") || rel.startsWith("/")) return this.escapeMessage(rel);
     const abs = this.abs(rel);
-    const dir = dirname(abs);
-    if (!this.dirInside(dir)) return this.escapeMessage(rel);
-    // Nothing is in a directory that does not resolve. The loader's
-    // search looks in many (node_modules of every directory up from
-    // core's, with every extension: ≈6,500 lookups for a 400-action
-    // project), and each lstat is a permission-checked call.
-    if (this.dirMissing.has(dir)) return ENOENT;
     let st;
     try {
       st = fs.lstatSync(abs, { throwIfNoEntry: false });
     } catch (e) {
       st = undefined; // ENOTDIR and the like: not there
     }
+    if (!this.dirInside(dirname(abs))) return this.escapeMessage(rel);
     if (!st) return ENOENT;
     if (!st.isSymbolicLink()) return st.isDirectory() ? IS_DIR : IS_FILE;
     let real;
