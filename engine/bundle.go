@@ -22,7 +22,11 @@ type Bundle struct {
 	Path    string // bundle.js on disk
 
 	program *goja.Program // the bundle wrapped as a CommonJS module function
-	digest  string        // of the bundle's bytes: keys the transpile cache
+	// split, when set, is the module compiled apart (bundlesplit.go): a
+	// function of the CommonJS names returning an object that holds it,
+	// and program's function takes that method after the CommonJS names.
+	split  *goja.Program
+	digest string // of the bundle's bytes: keys the transpile cache
 }
 
 // bundleKey is what a bundle.js on disk is as far as its stat says.
@@ -161,6 +165,35 @@ func compileBundleNatives(path, version string, natives bool) (*Bundle, error) {
 // compiling, when set, is told the digest before the compile starts (see
 // LoadBundleNotify).
 func compileBundleSource(path, version string, src []byte, natives bool, compiling func(digest string)) (*Bundle, error) {
+	code, sqlx := patchBundle(version, src, natives)
+	digest := contentKey(version, src)
+	if sqlx != SQLXInCore {
+		// Go's lexer follows JavaScript where goja's regexps do not (see
+		// gojaRegexpsDiffer): results cached from core's own lexer in goja
+		// may differ, so they are not reused.
+		digest += ":sqlx-go"
+	}
+	if compiling != nil {
+		compiling(digest)
+	}
+	if s, ok := splitBundle(code); ok {
+		if prog, mod, err := compileSplit(path, s); err == nil {
+			return &Bundle{Version: version, Path: path, program: prog, split: mod, digest: digest}, nil
+		}
+		// Not the expected shape, or a damaged bundle: the whole
+		// compile below says what is wrong with it.
+	}
+	prog, err := goja.Compile(path, wrapModule(code), false)
+	if err != nil {
+		return nil, &BundleError{Path: path, Version: version, Err: err}
+	}
+	return &Bundle{Version: version, Path: path, program: prog, digest: digest}, nil
+}
+
+// patchBundle applies the rewrites that version's bundle source needs
+// (natives: also those that hand work to Go) and says where SQLX is
+// handled.
+func patchBundle(version string, src []byte, natives bool) (string, SQLXLevel) {
 	code := string(src)
 	if versionLess(version, "3.0.57") {
 		code = patchOldCallerFile(code)
@@ -174,21 +207,46 @@ func compileBundleSource(path, version string, src []byte, natives bool, compili
 	if natives {
 		code = patchUTF8Write(code)
 	}
-	digest := contentKey(version, src)
-	if sqlx != SQLXInCore {
-		// Go's lexer follows JavaScript where goja's regexps do not (see
-		// gojaRegexpsDiffer): results cached from core's own lexer in goja
-		// may differ, so they are not reused.
-		digest += ":sqlx-go"
-	}
-	if compiling != nil {
-		compiling(digest)
-	}
-	prog, err := goja.Compile(path, wrapModule(code), false)
+	return code, sqlx
+}
+
+// load runs the bundle's programs in vm and returns its module function,
+// to be called with the CommonJS arguments (exports as this, exports,
+// require, module, __filename, __dirname).
+func (b *Bundle) load(vm *goja.Runtime) (goja.Callable, error) {
+	v, err := vm.RunProgram(b.program)
 	if err != nil {
-		return nil, &BundleError{Path: path, Version: version, Err: err}
+		return nil, err
 	}
-	return &Bundle{Version: version, Path: path, program: prog, digest: digest}, nil
+	fn, ok := goja.AssertFunction(v)
+	if !ok {
+		return nil, errors.New("the bundle's wrapper is not a function")
+	}
+	if b.split == nil {
+		return fn, nil
+	}
+	v, err = vm.RunProgram(b.split)
+	if err != nil {
+		return nil, err
+	}
+	modFn, ok := goja.AssertFunction(v)
+	if !ok {
+		return nil, errors.New("the bundle's split wrapper is not a function")
+	}
+	return func(this goja.Value, args ...goja.Value) (goja.Value, error) {
+		// The module's wrapper takes the same CommonJS names; its object
+		// holds the one method the stub forwards to.
+		obj, err := modFn(this, args...)
+		if err != nil {
+			return nil, err
+		}
+		o := obj.ToObject(vm)
+		keys := o.Keys()
+		if len(keys) != 1 {
+			return nil, errors.New("the bundle's split module is not one method")
+		}
+		return fn(this, append(args[:len(args):len(args)], o.Get(keys[0]))...)
+	}, nil
 }
 
 // BundleError is a core's bundle.js that cannot be the file npm installed:

@@ -52,11 +52,10 @@ func ExportedVersion(bundlePath, version string) (string, error) {
 	jp, _ := goja.AssertFunction(vm.Get("JSON").ToObject(vm).Get("parse"))
 	r.jsonParse = jp
 	r.loader = &loader{rt: r, root: top, files: files, plain: true, modules: map[string]*goja.Object{}}
-	fnVal, err := vm.RunProgram(b.program)
+	fn, err := b.load(vm)
 	if err != nil {
 		return "", err
 	}
-	fn, _ := goja.AssertFunction(fnVal)
 	module, exports := vm.NewObject(), vm.NewObject()
 	_ = module.Set("exports", exports)
 	file := coreDir + "/bundle.js"

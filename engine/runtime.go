@@ -105,11 +105,10 @@ func (b *Bundle) NewRuntime(opts Options) (*Runtime, error) {
 	// where the CLI loads it from, even when dfd took it from its cache.
 	coreDir := path.Join(opts.Root, "node_modules", "@dataform", "core")
 	coreFile := path.Join(coreDir, "bundle.js")
-	fnVal, err := vm.RunProgram(b.program)
+	fn, err := b.load(vm)
 	if err != nil {
 		return nil, fmt.Errorf("loading @dataform/core %s: %w", b.Version, err)
 	}
-	fn, _ := goja.AssertFunction(fnVal)
 	module := vm.NewObject()
 	exports := vm.NewObject()
 	_ = module.Set("exports", exports)
