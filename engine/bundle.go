@@ -282,7 +282,7 @@ func patchOldCallerFile(code string) string {
 	const old = `if(!t)throw new Error("Unable to find valid caller file; please report this issue.")`
 	const patched = `if(!t){if(global.__dataform_current_file){t=global.__dataform_current_file}` +
 		`else{throw new Error("Unable to find valid caller file; please report this issue.")}}`
-	return strings.Replace(code, old, patched, 1)
+	return replaceOnce(code, old, patched)
 }
 
 // V8 concatenates strings as ropes; goja copies. Core's SQLX parser builds
@@ -308,21 +308,26 @@ var concatPatches = []struct{ old, new string }{
 var escapedStatementsRE = regexp.MustCompile(`const t=\[""\];return e\.forEach\(\(e=>\{("string"==typeof e\|\|e\.type!==[a-zA-Z_$][\w$]*\.SyntaxTreeNodeType\.SQL_STATEMENT_SEPARATOR)\?t\[t\.length-1\]\+=(function\(e\)\{return"string"==typeof e\?[^{}]*\}\(e\)):t\.push\(""\)\}\)\),t\}`)
 
 func patchQuadraticConcat(code string) string {
-	// Only patch when every piece of the SyntaxTreeNode rewrite matches, so
-	// that no half-patched class can exist.
-	all := true
+	// Only patch when every piece of the SyntaxTreeNode rewrite matches
+	// once, so that no half-patched class can exist.
+	var edits []textEdit
 	for _, p := range concatPatches {
-		if strings.Count(code, p.old) != 1 {
-			all = false
+		i := indexText(code, p.old)
+		if i < 0 || indexText(code[i+len(p.old):], p.old) >= 0 {
+			edits = nil
+			break
 		}
+		edits = append(edits, textEdit{i, i + len(p.old), p.new})
 	}
-	if all {
-		for _, p := range concatPatches {
-			code = strings.Replace(code, p.old, p.new, 1)
-		}
+	for _, m := range escapedStatementsRE.FindAllStringSubmatchIndex(code, -1) {
+		edits = append(edits, textEdit{m[0], m[1], string(escapedStatementsRE.ExpandString(nil, escapedStatementsPatched, code, m))})
 	}
-	return escapedStatementsRE.ReplaceAllString(code, `const t=[[]];return e.forEach((e=>{${1}?t[t.length-1].push(${2}):t.push([])})),t.map((p=>p.join("")))}`)
+	// The pieces are apart in every core (applyEdits refuses overlaps, and
+	// TestConcatPatchesApply checks that it applied them).
+	return applyEdits(code, edits)
 }
+
+const escapedStatementsPatched = `const t=[[]];return e.forEach((e=>{${1}?t[t.length-1].push(${2}):t.push([])})),t.map((p=>p.join("")))}`
 
 // wrapModule turns CommonJS source into a function expression. The source
 // starts on the wrapper's first line so that line numbers in errors are the

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"strings"
-
 	"github.com/dop251/goja"
 )
 
@@ -27,10 +25,10 @@ const (
 // patchUTF8Read makes the quadratic decoder call the native one; the JS
 // body stays as the fallback for input that is not a Uint8Array.
 func patchUTF8Read(code string) string {
-	if strings.Count(code, utf8ReadHead+utf8ReadBody) != 1 {
+	if countText(code, utf8ReadHead+utf8ReadBody) != 1 {
 		return code
 	}
-	return strings.Replace(code, utf8ReadHead+utf8ReadBody, utf8ReadHead+utf8ReadCall+utf8ReadBody, 1)
+	return replaceOnce(code, utf8ReadHead+utf8ReadBody, utf8ReadHead+utf8ReadCall+utf8ReadBody)
 }
 
 // installUTF8Read defines the global __dfdUtf8Read(bytes, start, end) the

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dfdtools/dfd/internal/testenv"
+)
+
+func TestTextSearchIsStrings(t *testing.T) {
+	long := strings.Repeat("ab", 40)
+	for _, tc := range []struct{ s, pat string }{
+		{"", "x"}, {"x", "x"}, {"xx", "x"}, {"axbxc", "x"},
+		{long, long}, {long + long, long}, {"c" + long + "c" + long[:len(long)-1], long},
+		{strings.Repeat("a", 100), strings.Repeat("a", 40)},
+		{strings.Repeat("ab", 100) + "c", strings.Repeat("ab", 30) + "c"},
+		{strings.Repeat(long[:31]+"!", 5), long},
+	} {
+		if got, want := indexText(tc.s, tc.pat), strings.Index(tc.s, tc.pat); got != want {
+			t.Errorf("indexText(%q, %q) = %d, want %d", tc.s, tc.pat, got, want)
+		}
+		if got, want := countText(tc.s, tc.pat), strings.Count(tc.s, tc.pat); got != want {
+			t.Errorf("countText(%q, %q) = %d, want %d", tc.s, tc.pat, got, want)
+		}
+		if got, want := replaceOnce(tc.s, tc.pat, "<>"), strings.Replace(tc.s, tc.pat, "<>", 1); got != want {
+			t.Errorf("replaceOnce(%q, %q) = %q, want %q", tc.s, tc.pat, got, want)
+		}
+	}
+}
+
+func BenchmarkPatchBundle(b *testing.B) {
+	src, err := os.ReadFile(testenv.CoreDir(b, testenv.CoreVersion) + "/bundle.js")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < b.N; i++ {
+		patchBundle(testenv.CoreVersion, src, true)
+	}
+}
