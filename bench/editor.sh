@@ -109,7 +109,7 @@ mkdir -p "$(dirname "$out")"
   echo "after $load_after; dfd $commit; \`bench/cmd/genproject -seed $seed -jit\` projects."
   echo
   echo "**Edit → diagnostics, on the defaults** (\`lspbench -mode diagnostics\`): no settings sent (adaptive debounce"
-  echo "of 150 ms, \`--engine=auto\`: Node.js from 150 source files when node ≥ 20 is installed, goja below), an"
+  echo "of 150 ms, \`--engine=auto\`: Node.js when node ≥ 20 is installed, unless a multi-megabyte .sqlx makes goja faster), an"
   echo "incremental didChange of one open .sqlx file that adds or removes an unknown config property, until the"
   echo "publishDiagnostics that shows it; \"after a pause\": 300 ms after the previous result; \"typing\": the last of 5"
   echo "keystrokes 60 ms apart. $runs of each, after one untimed; milliseconds, p50 (p95)."

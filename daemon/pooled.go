@@ -29,9 +29,8 @@ const (
 )
 
 // DefaultNodeMinFiles is the project size (source files) from which
-// EngineAuto compiles on Node.js: below it goja's warm recompile is
-// already well under the CLI's by 10×, and goja's sandbox is the tighter
-// one (no APIs at all).
+// `dfd compile --engine=auto`, a cold process, compiles on Node.js: below
+// it starting a Node.js worker costs more than goja's slower JavaScript.
 const DefaultNodeMinFiles = 150
 
 // DefaultNodeMinExcess is the other reason EngineAuto compiles on Node.js:
@@ -48,8 +47,8 @@ const DefaultNodeMinFiles = 150
 // (≈3.5 µs/byte with its lexer in Go) or ≈11 KB (≈44 µs/byte with none).
 const DefaultNodeMinExcess = 500 * time.Millisecond
 
-// PreferNode reports whether EngineAuto compiles on Node.js a project with
-// these source files (relative to root) and the core bundle at bundlePath:
+// PreferNode reports whether `dfd compile --engine=auto` compiles on
+// Node.js a project with these source files (relative to root) and the core bundle at bundlePath:
 // minFiles of them or more (DefaultNodeMinFiles when not positive),
 // DefaultNodeMinExcess of estimated extra time in goja, or a last compile
 // on goja that was slow (enginehint.go).
@@ -60,23 +59,31 @@ func PreferNode(root string, paths []string, bundlePath string, minFiles int) bo
 	return len(paths) >= minFiles || engine.GojaExcess(root, paths, bundlePath) >= DefaultNodeMinExcess || gojaWasSlow(root)
 }
 
+// PreferNodeWarm reports whether EngineAuto compiles on Node.js in the
+// daemon, whose workers are warm before the first edit: whenever a
+// recompile is estimated to be faster there (engine.GojaWarmExcess > 0),
+// which is every project but those dominated by multi-megabyte .sqlx
+// files (SQLX runs in Go on goja), or when its last compile on goja was
+// slow. At 30 actions an edit's diagnostics came in 43 ms on Node.js and
+// 102 ms on goja (bench/cmd/lspbench); Node.js's sandbox (permission model
+// and a fresh vm context per request, jit/nodeworker) holds the project
+// code as goja's does, and JiT previews stay on goja.
+func PreferNodeWarm(root string, paths []string, bundlePath string) bool {
+	return engine.GojaWarmExcess(root, paths, bundlePath) > 0 || gojaWasSlow(root)
+}
+
 // PooledOptions choose the engine of a project's compiles.
 type PooledOptions struct {
 	// Engine is EngineGoja (default), EngineNode, or EngineAuto: Node.js
-	// when PreferNode says so (NodeMinFiles source files or more, or
-	// DefaultNodeMinExcess of extra time in goja) and pools can make Node
-	// workers, else goja. JiT previews always run on goja
-	// workers: a warm goja runtime answers in about a millisecond, while
-	// a Node worker sets up a fresh context per request.
-	Engine       string
-	NodeMinFiles int
+	// when PreferNodeWarm says so and pools can make Node workers, else
+	// goja. JiT previews always run on goja workers: a warm goja runtime
+	// answers in about a millisecond, while a Node worker sets up a fresh
+	// context per request.
+	Engine string
 }
 
 // NewPooledWith is NewPooled with a choice of engine for compiles.
 func NewPooledWith(pools *jit.Pools, opts PooledOptions) RunnerFactory {
-	if opts.NodeMinFiles <= 0 {
-		opts.NodeMinFiles = DefaultNodeMinFiles
-	}
 	return func(ctx context.Context, p *project.Project, core *project.Core, log *slog.Logger) (Runner, error) {
 		key := jit.Key{Root: p.Root, BundlePath: core.BundlePath, CoreVersion: core.Version}
 		jitPool, release, err := pools.Acquire(key)
@@ -126,10 +133,10 @@ func compileEngine(pools *jit.Pools, p *project.Project, core *project.Core, opt
 			return EngineGoja
 		}
 		paths, err := p.FilePaths()
-		if err != nil || !PreferNode(p.Root, paths, core.BundlePath, opts.NodeMinFiles) {
+		if err != nil || !PreferNodeWarm(p.Root, paths, core.BundlePath) {
 			return EngineGoja
 		}
-		log.Debug("large project: compiling on Node.js", "project", p.Root, "files", len(paths))
+		log.Debug("compiling on Node.js, faster than goja for this project", "project", p.Root, "files", len(paths))
 		return EngineNode
 	default:
 		return EngineGoja

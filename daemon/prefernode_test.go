@@ -11,33 +11,67 @@ import (
 	"github.com/dfdtools/dfd/internal/testenv"
 )
 
-// EngineAuto chooses by work: a big .sqlx stays on goja (SQLX runs in Go,
+var yamlActions = "actions:\n" + strings.Repeat("- declaration:\n    name: raw_feed\n    description: |\n      a line of description text that goes on\n", 2500)
+
+// writeGenerated writes a generated project, plus extra files, and returns
+// its root and source files.
+func writeGenerated(t *testing.T, opts projectgen.Options, extra map[string]string) (string, []string) {
+	t.Helper()
+	p, err := projectgen.Plan(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range extra {
+		p.Files[name] = content
+	}
+	dir := t.TempDir()
+	if err := p.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for name := range p.Files {
+		if strings.HasPrefix(name, "definitions/") || strings.HasPrefix(name, "includes/") || name == "workflow_settings.yaml" {
+			paths = append(paths, name)
+		}
+	}
+	sort.Strings(paths)
+	return dir, paths
+}
+
+// In the daemon, whose workers are warm, EngineAuto compiles on Node.js
+// unless one .sqlx is big enough that SQLX in Go wins back more than
+// goja's slower JavaScript costs (≈2 ms a file, more in big projects): the
+// cases measured in engine/gojacost.go.
+func TestPreferNodeWarm(t *testing.T) {
+	bundle := testenv.CoreDir(t, testenv.CoreVersion) + "/bundle.js"
+	for _, tc := range []struct {
+		name  string
+		opts  projectgen.Options
+		extra map[string]string
+		want  bool
+	}{
+		{"5 actions", projectgen.Options{Actions: 5, Seed: 1}, nil, true},
+		{"30 actions", projectgen.Options{Actions: 30, Seed: 1}, nil, true},
+		{"30 actions and a 64 KB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 64 << 10}, nil, true},
+		{"30 actions and a 2 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 2 << 20}, nil, false},
+		{"30 actions and a 10 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 10 << 20}, nil, false},
+		{"400 actions and a 2 MB sqlx", projectgen.Options{Actions: 400, Seed: 1, BigSQLXBytes: 2 << 20}, nil, true},
+		{"250 KB of YAML", projectgen.Options{Actions: 30, Seed: 1}, map[string]string{"definitions/actions.yaml": yamlActions}, true},
+		{"400 actions", projectgen.Options{Actions: 400, Seed: 1}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, paths := writeGenerated(t, tc.opts, tc.extra)
+			if got := daemon.PreferNodeWarm(root, paths, bundle); got != tc.want {
+				t.Errorf("PreferNodeWarm = %v for %d files, want %v", got, len(paths), tc.want)
+			}
+		})
+	}
+}
+
+// `dfd compile --engine=auto` chooses by work: a big .sqlx stays on goja (SQLX runs in Go,
 // faster than on Node.js), YAML and many files go to Node.js.
 func TestPreferNode(t *testing.T) {
 	bundle := testenv.CoreDir(t, testenv.CoreVersion) + "/bundle.js"
-	write := func(t *testing.T, opts projectgen.Options, extra map[string]string) (string, []string) {
-		t.Helper()
-		p, err := projectgen.Plan(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, content := range extra {
-			p.Files[name] = content
-		}
-		dir := t.TempDir()
-		if err := p.Write(dir); err != nil {
-			t.Fatal(err)
-		}
-		var paths []string
-		for name := range p.Files {
-			if strings.HasPrefix(name, "definitions/") || strings.HasPrefix(name, "includes/") || name == "workflow_settings.yaml" {
-				paths = append(paths, name)
-			}
-		}
-		sort.Strings(paths)
-		return dir, paths
-	}
-	yaml := "actions:\n" + strings.Repeat("- declaration:\n    name: raw_feed\n    description: |\n      a line of description text that goes on\n", 2500)
 	for _, tc := range []struct {
 		name  string
 		opts  projectgen.Options
@@ -47,18 +81,18 @@ func TestPreferNode(t *testing.T) {
 		{"small", projectgen.Options{Actions: 30, Seed: 1}, nil, false},
 		{"2 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 2 << 20}, nil, false},
 		{"10 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 10 << 20}, nil, false},
-		{"250 KB of YAML", projectgen.Options{Actions: 30, Seed: 1}, map[string]string{"definitions/actions.yaml": yaml}, true},
+		{"250 KB of YAML", projectgen.Options{Actions: 30, Seed: 1}, map[string]string{"definitions/actions.yaml": yamlActions}, true},
 		{"400 actions", projectgen.Options{Actions: 400, Seed: 1}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root, paths := write(t, tc.opts, tc.extra)
+			root, paths := writeGenerated(t, tc.opts, tc.extra)
 			if got := daemon.PreferNode(root, paths, bundle, 0); got != tc.want {
 				t.Errorf("PreferNode = %v for %d files, want %v", got, len(paths), tc.want)
 			}
 		})
 	}
 	// A core whose SQLX code dfd does not know: a big .sqlx is slow in goja.
-	root, paths := write(t, projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 256 << 10}, nil)
+	root, paths := writeGenerated(t, projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 256 << 10}, nil)
 	if !daemon.PreferNode(root, paths, filepath.Join(t.TempDir(), "unknown-bundle.js"), 0) {
 		t.Error("a 256 KB .sqlx with an unknown core stays on goja")
 	}

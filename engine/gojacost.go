@@ -8,8 +8,8 @@ import (
 )
 
 // What a compile costs in goja beyond what it costs on Node.js, by kind of
-// source file, for choosing the engine by work (daemon.PreferNode, used by
-// `dfd serve` and `dfd compile --engine=auto`).
+// source file, for choosing the engine by work (daemon.PreferNode for
+// `dfd compile --engine=auto`, daemon.PreferNodeWarm for `dfd serve`).
 //
 // Measured as the CPU time (user + system) of cold `dfd compile --json`
 // with the transpile cache off, on each engine, median of 3–5 runs (core
@@ -51,7 +51,56 @@ var sqlxExcessNsPerByte = map[SQLXLevel]float64{
 // at bundlePath: the sum over the files of their size times the measured
 // excess per byte of their kind. Files that cannot be read count nothing.
 func GojaExcess(root string, paths []string, bundlePath string) time.Duration {
-	var ns, sqlxBytes float64
+	ns, sqlxBytes, _ := sourceExcess(root, paths)
+	if sqlxBytes > 0 {
+		ns += sqlxExcessNsPerByte[SQLXSupport(bundlePath)] * sqlxBytes
+	}
+	return time.Duration(ns)
+}
+
+// What a recompile costs in goja beyond Node.js in a warm daemon, where no
+// worker starts: core's JavaScript for each action is the difference that
+// grows with the project, faster than linearly (goja's collector). Edit →
+// diagnostics after a pause, each engine forced (bench/cmd/lspbench,
+// generated projects, core 3.0.62): 5 actions (5 files) 21 ms on goja
+// against 16 on Node.js, 12 (12) 47 against 26, 30 (29) 102 against 43,
+// 400 (272) 1,543 against 199, 1,000 (661) 2,982 against 480: ≈2 ms a file
+// up to 50 files and ≈4 ms beyond. What goja does faster is SQLX, in Go:
+// an edit of a 2 MB .sqlx cost ≈0.75 s more on Node.js with 30 other
+// actions, ≈0.4 s with 400 (≈0.2–0.35 µs a byte; the table above has 0.35
+// cold). Both workers keep what they transpiled, so a recompile
+// transpiles the edited file only, and the largest .sqlx is what an edit
+// may cost: with 30 actions and a 2 MB .sqlx a recompile took 0.9 s on
+// goja and 1.6 on Node.js, with 400 actions 2.3 s and 1.4.
+const (
+	warmExcessPerFile     = 2 * time.Millisecond
+	warmExcessFrom        = 50 // files from which a file costs twice that
+	warmNodeSQLXNsPerByte = 350
+)
+
+// GojaWarmExcess estimates how much longer a recompile of the source files
+// at paths takes on a warm goja worker than on a warm Node.js worker:
+// GojaExcess's terms for JavaScript and YAML (run on every compile),
+// warmExcessPerFile a file (twice that from warmExcessFrom files on), and
+// the transpiling of the largest .sqlx, which SQLX in Go makes faster on
+// goja. Negative when goja is the faster one.
+func GojaWarmExcess(root string, paths []string, bundlePath string) time.Duration {
+	ns, _, largest := sourceExcess(root, paths)
+	ns += float64(warmExcessPerFile) * float64(len(paths)+max(0, len(paths)-warmExcessFrom))
+	if largest > 0 {
+		if level := SQLXSupport(bundlePath); level == SQLXInGo {
+			ns -= warmNodeSQLXNsPerByte * largest
+		} else {
+			ns += sqlxExcessNsPerByte[level] * largest
+		}
+	}
+	return time.Duration(ns)
+}
+
+// sourceExcess sums gojaExcessNsPerByte over the files at paths, and
+// returns the bytes of SQLX apart (their cost depends on the core): all of
+// them and the largest file's.
+func sourceExcess(root string, paths []string) (ns, sqlxBytes, largestSQLX float64) {
 	for _, p := range paths {
 		ext := path.Ext(p)
 		w, ok := gojaExcessNsPerByte[ext]
@@ -64,12 +113,10 @@ func GojaExcess(root string, paths []string, bundlePath string) time.Duration {
 		}
 		if ext == ".sqlx" {
 			sqlxBytes += float64(fi.Size())
+			largestSQLX = max(largestSQLX, float64(fi.Size()))
 			continue
 		}
 		ns += w * float64(fi.Size())
 	}
-	if sqlxBytes > 0 {
-		ns += sqlxExcessNsPerByte[SQLXSupport(bundlePath)] * sqlxBytes
-	}
-	return time.Duration(ns)
+	return ns, sqlxBytes, largestSQLX
 }

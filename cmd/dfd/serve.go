@@ -26,8 +26,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	inProcess := fs.Bool("in-process", false, "run @dataform/core inside the daemon instead of in dfd worker processes (debugging)")
 	workers := fs.Int("workers", 0, "worker processes per project (default: half the CPUs, at least 2)")
 	engineName := fs.String("engine", daemon.EngineAuto, "where compiles run: goja (dfd's own engine), node (a Node.js worker, needs node >= 20), "+
-		"or auto (node for projects of "+fmt.Sprint(daemon.DefaultNodeMinFiles)+" source files or more, or that would take "+daemon.DefaultNodeMinExcess.String()+
-		" longer to compile on goja, when node is installed); JiT code always runs on goja")
+		"or auto (node when node is installed, unless the project recompiles faster on goja: mostly multi-megabyte .sqlx files); JiT code always runs on goja")
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd serve [--stdio] [-v]")
 		fmt.Fprintln(env.stderr, "Runs the Dataform language server on stdin/stdout (LSP). Logs go to stderr.")
