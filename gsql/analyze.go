@@ -124,6 +124,7 @@ func analyzerLanguage() (*googlesql.LanguageOptions, error) {
 // NewCatalog makes an empty catalog; dataset.table names resolve in
 // defaultProject.
 func NewCatalog(defaultProject string) (*Catalog, error) {
+	wasmCollect()
 	lang, err := analyzerLanguage()
 	if err != nil {
 		return nil, err

@@ -2,7 +2,9 @@ package sqlcheck
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -33,4 +35,46 @@ func TestCheckMemoryStaysBounded(t *testing.T) {
 		t.Fatalf("live heap after a cold check of 1,000 actions: %d MiB, want at most %d MiB", m.HeapAlloc>>20, limit>>20)
 	}
 	t.Logf("live heap after a cold check of %d statements: %d MiB", res.Ran, m.HeapAlloc>>20)
+}
+
+// The project and the number of checks of
+// TestCheckMemoryAfterEditsStaysBounded: without a collection per check,
+// the live heap doubled within them (71 → 143 MiB).
+const editsActions, editsChecks = 30, 100
+
+// A daemon checks the project after every edit, for hours: the memory of
+// one check must not stay behind for the next ones to pile on (each check
+// builds a catalog in GoogleSQL's memory, freed only once Go collects).
+func TestCheckMemoryAfterEditsStaysBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a hundred checks")
+	}
+	g, md := benchGraph(editsActions, 1)
+	opts := benchOptions(t, md)
+	k := NewChecker()
+	tables := g.GetTables()
+	edited := tables[len(tables)/2]
+	original := edited.Query
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	var first uint64
+	for i := 0; i <= editsChecks; i++ {
+		// A new output column each time, as a user's edit may add.
+		edited.Query = strings.Replace(original, "SELECT ", fmt.Sprintf("SELECT %d AS extra_%d, ", i, i), 1)
+		if _, err := k.Check(context.Background(), g, opts); err != nil {
+			t.Fatal(err)
+		}
+		if i == 10 {
+			first = heap()
+		}
+	}
+	last := heap()
+	t.Logf("live heap after 10 checks %d MiB, after %d: %d MiB", first>>20, editsChecks, last>>20)
+	if last > first+16<<20 {
+		t.Errorf("live heap grew from %d MiB after 10 checks to %d MiB after %d", first>>20, last>>20, editsChecks)
+	}
 }
