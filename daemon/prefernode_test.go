@@ -38,56 +38,36 @@ func writeGenerated(t *testing.T, opts projectgen.Options, extra map[string]stri
 	return dir, paths
 }
 
-// In the daemon, whose workers are warm, EngineAuto compiles on Node.js
-// unless one .sqlx is big enough that SQLX in Go wins back more than
-// goja's slower JavaScript costs (≈2 ms a file, more in big projects): the
-// cases measured in engine/gojacost.go.
-func TestPreferNodeWarm(t *testing.T) {
-	bundle := testenv.CoreDir(t, testenv.CoreVersion) + "/bundle.js"
-	for _, tc := range []struct {
-		name  string
-		opts  projectgen.Options
-		extra map[string]string
-		want  bool
-	}{
-		{"5 actions", projectgen.Options{Actions: 5, Seed: 1}, nil, true},
-		{"30 actions", projectgen.Options{Actions: 30, Seed: 1}, nil, true},
-		{"30 actions and a 64 KB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 64 << 10}, nil, true},
-		{"30 actions and a 2 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 2 << 20}, nil, false},
-		{"30 actions and a 10 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 10 << 20}, nil, false},
-		{"400 actions and a 2 MB sqlx", projectgen.Options{Actions: 400, Seed: 1, BigSQLXBytes: 2 << 20}, nil, true},
-		{"250 KB of YAML", projectgen.Options{Actions: 30, Seed: 1}, map[string]string{"definitions/actions.yaml": yamlActions}, true},
-		{"400 actions", projectgen.Options{Actions: 400, Seed: 1}, nil, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			root, paths := writeGenerated(t, tc.opts, tc.extra)
-			if got := daemon.PreferNodeWarm(root, paths, bundle); got != tc.want {
-				t.Errorf("PreferNodeWarm = %v for %d files, want %v", got, len(paths), tc.want)
-			}
-		})
-	}
-}
-
-// `dfd compile --engine=auto` chooses by work: a big .sqlx stays on goja (SQLX runs in Go,
-// faster than on Node.js), YAML and many files go to Node.js.
+// Both auto rules choose by work. `dfd compile` (cold, PreferNode): a big
+// .sqlx stays on goja (SQLX runs in Go, faster than on Node.js), YAML and
+// many files go to Node.js. The daemon (warm workers, PreferNodeWarm):
+// Node.js unless one .sqlx is big enough that SQLX in Go wins back more
+// than goja's slower JavaScript costs (≈2 ms a file, more in big projects;
+// the cases measured in engine/gojacost.go).
 func TestPreferNode(t *testing.T) {
 	bundle := testenv.CoreDir(t, testenv.CoreVersion) + "/bundle.js"
 	for _, tc := range []struct {
-		name  string
-		opts  projectgen.Options
-		extra map[string]string
-		want  bool
+		name       string
+		opts       projectgen.Options
+		extra      map[string]string
+		cold, warm bool
 	}{
-		{"small", projectgen.Options{Actions: 30, Seed: 1}, nil, false},
-		{"2 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 2 << 20}, nil, false},
-		{"10 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 10 << 20}, nil, false},
-		{"250 KB of YAML", projectgen.Options{Actions: 30, Seed: 1}, map[string]string{"definitions/actions.yaml": yamlActions}, true},
-		{"400 actions", projectgen.Options{Actions: 400, Seed: 1}, nil, true},
+		{"5 actions", projectgen.Options{Actions: 5, Seed: 1}, nil, false, true},
+		{"30 actions", projectgen.Options{Actions: 30, Seed: 1}, nil, false, true},
+		{"30 actions and a 64 KB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 64 << 10}, nil, false, true},
+		{"30 actions and a 2 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 2 << 20}, nil, false, false},
+		{"30 actions and a 10 MB sqlx", projectgen.Options{Actions: 30, Seed: 1, BigSQLXBytes: 10 << 20}, nil, false, false},
+		{"400 actions and a 2 MB sqlx", projectgen.Options{Actions: 400, Seed: 1, BigSQLXBytes: 2 << 20}, nil, true, true},
+		{"250 KB of YAML", projectgen.Options{Actions: 30, Seed: 1}, map[string]string{"definitions/actions.yaml": yamlActions}, true, true},
+		{"400 actions", projectgen.Options{Actions: 400, Seed: 1}, nil, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, paths := writeGenerated(t, tc.opts, tc.extra)
-			if got := daemon.PreferNode(root, paths, bundle, 0); got != tc.want {
-				t.Errorf("PreferNode = %v for %d files, want %v", got, len(paths), tc.want)
+			if got := daemon.PreferNode(root, paths, bundle, 0); got != tc.cold {
+				t.Errorf("PreferNode = %v for %d files, want %v", got, len(paths), tc.cold)
+			}
+			if got := daemon.PreferNodeWarm(root, paths, bundle); got != tc.warm {
+				t.Errorf("PreferNodeWarm = %v for %d files, want %v", got, len(paths), tc.warm)
 			}
 		})
 	}
