@@ -12,8 +12,9 @@ import (
 	"github.com/dfdtools/dfd/project"
 )
 
-// Engine hints: what EngineAuto learnt from a project's last compile on
-// goja. The estimate of PreferNode reads the source's bytes; what it cannot
+// Engine hints: what `dfd compile --engine=auto` learnt from a project's
+// last compile on goja (the daemon's rule, PreferNodeWarm, does not need
+// them). The estimate of PreferNode reads the source's bytes; what it cannot
 // see is JavaScript whose cost is in running, not in its size — a package
 // that builds hundreds of actions in loops (a real 642-action project:
 // 3.2 s on goja, 0.7 s on Node.js, from 70 KB of JavaScript). So a compile

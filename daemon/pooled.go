@@ -33,10 +33,11 @@ const (
 // it starting a Node.js worker costs more than goja's slower JavaScript.
 const DefaultNodeMinFiles = 150
 
-// DefaultNodeMinExcess is the other reason EngineAuto compiles on Node.js:
-// when a compile would take that much longer in goja than on Node.js, as
-// engine.GojaExcess estimates from the project's source bytes by kind of
-// file (measured per byte, see engine/gojacost.go). Half a second is more
+// DefaultNodeMinExcess is the other reason `dfd compile --engine=auto`
+// compiles on Node.js: when a compile would take that much longer in goja
+// than on Node.js, as engine.GojaExcess estimates from the project's source
+// bytes by kind of file (measured per byte, see engine/gojacost.go). Half
+// a second is more
 // than a cold Node.js worker takes to start (≈0.3 s), and about what goja's
 // slower JavaScript costs at DefaultNodeMinFiles files (≈3.4 ms a file at
 // 1,000 actions). With SQLX in Go (engine/sqlx.go) goja compiles SQLX faster
@@ -63,13 +64,16 @@ func PreferNode(root string, paths []string, bundlePath string, minFiles int) bo
 // daemon, whose workers are warm before the first edit: whenever a
 // recompile is estimated to be faster there (engine.GojaWarmExcess > 0),
 // which is every project but those dominated by multi-megabyte .sqlx
-// files (SQLX runs in Go on goja), or when its last compile on goja was
-// slow. At 30 actions an edit's diagnostics came in 43 ms on Node.js and
+// files (SQLX runs in Go on goja). At 30 actions an edit's diagnostics came in 43 ms on Node.js and
 // 102 ms on goja (bench/cmd/lspbench); Node.js's sandbox (permission model
 // and a fresh vm context per request, jit/nodeworker) holds the project
 // code as goja's does, and JiT previews stay on goja.
 func PreferNodeWarm(root string, paths []string, bundlePath string) bool {
-	return engine.GojaWarmExcess(root, paths, bundlePath) > 0 || gojaWasSlow(root)
+	// The slow-compile hint of enginehint.go is not consulted: every
+	// project it could send to Node.js is sent there already, but for the
+	// big .sqlx that keeps one on goja, whose cold compile the hint would
+	// have recorded as slow.
+	return engine.GojaWarmExcess(root, paths, bundlePath) > 0
 }
 
 // PooledOptions choose the engine of a project's compiles.

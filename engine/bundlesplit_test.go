@@ -147,6 +147,7 @@ func TestSplitBundleRefusesOtherShapes(t *testing.T) {
 		{"no module map", "module.exports = {compiler(){}};" + big, false},
 		{"map not the first declaration", "(()=>{var a=1;var e={1(e,t,r){var x=[];" + big + "},2(e){e.exports=3}};module.exports={compiler(){}}})()", true},
 		{"head inside a string", "var s='{1(e){';module.exports={compiler(){}};var x=[];" + big + "var q='},2(e){'", true},
+		{"a directive before the runtime", "\"use strict\";(()=>{var e={1(e,t,r){var x=[];" + big + "},2(e){}};module.exports={compiler(){}}})()", true},
 		{"head inside a nested object", "(()=>{var e={1(e,t,r){var o={5(a){var x=[];" + big + "},6(b){}};e.exports=o},2(e){}};module.exports={compiler(){}}})()", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -80,7 +80,9 @@ const (
 
 // GojaWarmExcess estimates how much longer a recompile of the source files
 // at paths takes on a warm goja worker than on a warm Node.js worker:
-// GojaExcess's terms for JavaScript and YAML (run on every compile),
+// GojaExcess's terms for JavaScript and YAML (JavaScript runs on every
+// compile; YAML is parsed again only when edited, so this overstates goja's
+// cost, on the side of Node.js),
 // warmExcessPerFile a file (twice that from warmExcessFrom files on), and
 // the transpiling of the largest .sqlx, which SQLX in Go makes faster on
 // goja. Negative when goja is the faster one.

@@ -35,8 +35,11 @@ func indexText(s, pat string) int {
 	}
 }
 
-// countText is strings.Count(s, pat) for a non-empty pat.
+// countText is strings.Count(s, pat).
 func countText(s, pat string) int {
+	if pat == "" {
+		return strings.Count(s, pat)
+	}
 	n := 0
 	for {
 		i := indexText(s, pat)
@@ -58,7 +61,9 @@ func replaceOnce(s, old, new string) string {
 }
 
 // applyEdits makes the edits of code, which must not overlap, in one copy;
-// with overlapping edits it returns code unchanged.
+// with overlapping edits it returns code unchanged (none of them made,
+// where applying them one after the other would have made some: the
+// callers' edits never overlap in a known core).
 func applyEdits(code string, edits []textEdit) string {
 	if len(edits) == 0 {
 		return code
