@@ -97,6 +97,17 @@ func TestSplitBundleCompilesTheSame(t *testing.T) {
 
 func compileWith(t *testing.T, b *Bundle, root string, paths []string) *dataformpb.CompiledGraph {
 	t.Helper()
+	var resp dataformpb.CoreExecutionResponse
+	if err := proto.Unmarshal(compileRaw(t, b, root, paths), &resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp.GetCompile().GetCompiledGraph()
+}
+
+// compileRaw compiles the project at root (its files at paths) on a new
+// runtime of b and returns core's encoded response.
+func compileRaw(t *testing.T, b *Bundle, root string, paths []string) []byte {
+	t.Helper()
 	rt, err := b.NewRuntime(Options{Root: root})
 	if err != nil {
 		t.Fatal(err)
@@ -118,11 +129,7 @@ func compileWith(t *testing.T, b *Bundle, root string, paths []string) *dataform
 	if err != nil {
 		t.Fatal(err)
 	}
-	var resp dataformpb.CoreExecutionResponse
-	if err := proto.Unmarshal(out, &resp); err != nil {
-		t.Fatal(err)
-	}
-	return resp.GetCompile().GetCompiledGraph()
+	return out
 }
 
 // withoutBundleFrames drops the position of every stack frame in core's

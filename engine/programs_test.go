@@ -6,10 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/dfdtools/dfd/internal/testenv"
-	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 
 func TestProgramCache(t *testing.T) {
@@ -78,29 +75,7 @@ func TestPrecompileCoversTheCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compileOnce := func() []byte {
-		t.Helper()
-		rt, err := bundle.NewRuntime(Options{Root: root})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := OpenDir(root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer d.Close()
-		req, err := proto.Marshal(&dataformpb.CoreExecutionRequest{Request: &dataformpb.CoreExecutionRequest_Compile{
-			Compile: &dataformpb.CompileExecutionRequest{CompileConfig: &dataformpb.CompileConfig{ProjectDir: root, FilePaths: rels}},
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := rt.Compile(context.Background(), d, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	compileOnce := func() []byte { return compileRaw(t, bundle, root, rels) }
 	want := compileOnce() // fills the transpile cache, as an earlier run of dfd does
 
 	saved := modulePrograms
