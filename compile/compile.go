@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/heapwatch"
@@ -36,24 +37,37 @@ type Overrides struct {
 	SchemaSuffix       string
 	TablePrefix        string
 	DefaultReservation string
-	Vars               map[string]string
-	DisableAssertions  bool
+	// Vars are --vars in the order given: core prints them in the order
+	// its request has them, as the CLI's JavaScript object keeps them.
+	Vars              []Var
+	DisableAssertions bool
 }
 
+// Var is one of --vars.
+type Var struct{ Name, Value string }
+
 // ParseVars reads --vars the way the CLI does: "a=1,b=2"; for "a=b=c" the
-// value is "b", and a pair without "=" gets an empty value.
-func ParseVars(s string) map[string]string {
+// value is "b", and a pair without "=" gets an empty value. A name given
+// twice keeps its first place and its last value, as assigning to a
+// JavaScript object does.
+func ParseVars(s string) []Var {
 	if s == "" {
 		return nil
 	}
-	vars := map[string]string{}
+	var vars []Var
+	at := map[string]int{}
 	for _, kv := range strings.Split(s, ",") {
 		parts := strings.Split(kv, "=")
 		v := ""
 		if len(parts) > 1 {
 			v = parts[1]
 		}
-		vars[parts[0]] = v
+		if i, ok := at[parts[0]]; ok {
+			vars[i].Value = v
+			continue
+		}
+		at[parts[0]] = len(vars)
+		vars = append(vars, Var{parts[0], v})
 	}
 	return vars
 }
@@ -68,7 +82,6 @@ func (o Overrides) config() *dataformpb.ProjectConfig {
 		SchemaSuffix:       o.SchemaSuffix,
 		TablePrefix:        o.TablePrefix,
 		DefaultReservation: o.DefaultReservation,
-		Vars:               o.Vars,
 		DisableAssertions:  o.DisableAssertions,
 	}
 }
@@ -264,22 +277,49 @@ func RunPrepared(ctx context.Context, rt *engine.Runtime, p *project.Project, op
 var errOverMemory = errors.New("over the memory limit")
 
 // Request encodes the dataform.CoreExecutionRequest the CLI sends to core.
+// It is built level by level so that the override's vars keep their order
+// (a proto map is repeated entries, which protobufjs reads in order; Go's
+// proto.Marshal writes a map in Go's random order).
 func Request(root string, filePaths []string, o Overrides, timeout time.Duration) ([]byte, error) {
-	req := &dataformpb.CoreExecutionRequest{
-		Request: &dataformpb.CoreExecutionRequest_Compile{Compile: &dataformpb.CompileExecutionRequest{
-			CompileConfig: &dataformpb.CompileConfig{
-				ProjectDir:            root,
-				FilePaths:             filePaths,
-				ProjectConfigOverride: o.config(),
-				TimeoutMillis:         int32(min(timeout.Milliseconds(), 1<<31-1)),
-			},
-		}},
-	}
-	b, err := proto.Marshal(req)
+	override, err := proto.Marshal(o.config())
 	if err != nil {
 		return nil, fmt.Errorf("encoding compile request: %w", err)
 	}
-	return b, nil
+	for _, v := range o.Vars {
+		var entry []byte
+		entry = protowire.AppendTag(entry, 1, protowire.BytesType) // map key
+		entry = protowire.AppendString(entry, v.Name)
+		entry = protowire.AppendTag(entry, 2, protowire.BytesType) // map value
+		entry = protowire.AppendString(entry, v.Value)
+		override = appendMessageField(override, fieldNumber(&dataformpb.ProjectConfig{}, "vars"), entry)
+	}
+	config, err := proto.Marshal(&dataformpb.CompileConfig{
+		ProjectDir:    root,
+		FilePaths:     filePaths,
+		TimeoutMillis: int32(min(timeout.Milliseconds(), 1<<31-1)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encoding compile request: %w", err)
+	}
+	config = appendMessageField(config, fieldNumber(&dataformpb.CompileConfig{}, "project_config_override"), override)
+	compile := appendMessageField(nil, fieldNumber(&dataformpb.CompileExecutionRequest{}, "compile_config"), config)
+	return appendMessageField(nil, fieldNumber(&dataformpb.CoreExecutionRequest{}, "compile"), compile), nil
+}
+
+// appendMessageField appends the embedded message msg as field num.
+func appendMessageField(b []byte, num protowire.Number, msg []byte) []byte {
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendBytes(b, msg)
+}
+
+// fieldNumber is the number of m's field name (a name the generated code
+// has; a missing one is a programming error).
+func fieldNumber(m proto.Message, name string) protowire.Number {
+	f := m.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(name))
+	if f == nil {
+		panic(fmt.Sprintf("%s has no field %s", m.ProtoReflect().Descriptor().FullName(), name))
+	}
+	return f.Number()
 }
 
 // Decode reads an encoded dataform.CoreExecutionResponse, as core's main()
