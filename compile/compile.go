@@ -15,7 +15,6 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/heapwatch"
@@ -291,7 +290,7 @@ func Request(root string, filePaths []string, o Overrides, timeout time.Duration
 		entry = protowire.AppendString(entry, v.Name)
 		entry = protowire.AppendTag(entry, 2, protowire.BytesType) // map value
 		entry = protowire.AppendString(entry, v.Value)
-		override = appendMessageField(override, fieldNumber(&dataformpb.ProjectConfig{}, "vars"), entry)
+		override = appendMessageField(override, projectConfigVars, entry)
 	}
 	config, err := proto.Marshal(&dataformpb.CompileConfig{
 		ProjectDir:    root,
@@ -301,25 +300,24 @@ func Request(root string, filePaths []string, o Overrides, timeout time.Duration
 	if err != nil {
 		return nil, fmt.Errorf("encoding compile request: %w", err)
 	}
-	config = appendMessageField(config, fieldNumber(&dataformpb.CompileConfig{}, "project_config_override"), override)
-	compile := appendMessageField(nil, fieldNumber(&dataformpb.CompileExecutionRequest{}, "compile_config"), config)
-	return appendMessageField(nil, fieldNumber(&dataformpb.CoreExecutionRequest{}, "compile"), compile), nil
+	config = appendMessageField(config, compileConfigOverride, override)
+	compile := appendMessageField(nil, compileRequestConfig, config)
+	return appendMessageField(nil, coreRequestCompile, compile), nil
 }
 
-// appendMessageField appends the embedded message msg as field num.
+// Field numbers of the compile request (core.proto; TestRequestWritesVarsInOrder
+// decodes what Request writes with them).
+const (
+	coreRequestCompile    = 1  // CoreExecutionRequest.compile
+	compileRequestConfig  = 1  // CompileExecutionRequest.compile_config
+	compileConfigOverride = 3  // CompileConfig.project_config_override
+	projectConfigVars     = 14 // ProjectConfig.vars
+)
+
+// appendMessageField appends the encoded message msg as field num.
 func appendMessageField(b []byte, num protowire.Number, msg []byte) []byte {
 	b = protowire.AppendTag(b, num, protowire.BytesType)
 	return protowire.AppendBytes(b, msg)
-}
-
-// fieldNumber is the number of m's field name (a name the generated code
-// has; a missing one is a programming error).
-func fieldNumber(m proto.Message, name string) protowire.Number {
-	f := m.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(name))
-	if f == nil {
-		panic(fmt.Sprintf("%s has no field %s", m.ProtoReflect().Descriptor().FullName(), name))
-	}
-	return f.Number()
 }
 
 // Decode reads an encoded dataform.CoreExecutionResponse, as core's main()

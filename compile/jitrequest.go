@@ -32,7 +32,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -466,8 +465,7 @@ func EncodeJitRequest(req *dataformpb.JitCompilationRequest, graphWire []byte) (
 		if err != nil {
 			return nil, fmt.Errorf("encoding JiT request: %w", err)
 		}
-		b = protowire.AppendTag(b, jitRequestJitData, protowire.BytesType)
-		b = protowire.AppendBytes(b, data)
+		b = appendMessageField(b, jitRequestJitData, data)
 	}
 	tail, err := det.Marshal(&dataformpb.JitCompilationRequest{
 		CompilationTargetType: req.CompilationTargetType,

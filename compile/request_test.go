@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
@@ -58,6 +59,7 @@ func TestRequestWritesVarsInOrder(t *testing.T) {
 func wireVarNames(t *testing.T, b []byte) []string {
 	t.Helper()
 	msg := b
+	// The numbers from the descriptors, not Request's constants.
 	for _, f := range []struct {
 		m    proto.Message
 		name string
@@ -88,4 +90,9 @@ func wireVarNames(t *testing.T, b []byte) []string {
 		msg = msg[n:]
 	}
 	return names
+}
+
+// fieldNumber is the number of m's field name.
+func fieldNumber(m proto.Message, name string) protowire.Number {
+	return m.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(name)).Number()
 }

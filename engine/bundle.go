@@ -23,8 +23,8 @@ type Bundle struct {
 
 	program *goja.Program // the bundle wrapped as a CommonJS module function
 	// split, when set, is the module compiled apart (bundlesplit.go): a
-	// function of the CommonJS names returning an object that holds it,
-	// and program's function takes that method after the CommonJS names.
+	// function of the CommonJS names returning the module's method, which
+	// program's function takes after the CommonJS names.
 	split  *goja.Program
 	digest string // of the bundle's bytes: keys the transpile cache
 }
@@ -229,23 +229,16 @@ func (b *Bundle) load(vm *goja.Runtime) (goja.Callable, error) {
 	if err != nil {
 		return nil, err
 	}
-	modFn, ok := goja.AssertFunction(v)
+	moduleFn, ok := goja.AssertFunction(v)
 	if !ok {
 		return nil, errors.New("the bundle's split wrapper is not a function")
 	}
 	return func(this goja.Value, args ...goja.Value) (goja.Value, error) {
-		// The module's wrapper takes the same CommonJS names; its object
-		// holds the one method the stub forwards to.
-		obj, err := modFn(this, args...)
+		method, err := moduleFn(this, args...)
 		if err != nil {
 			return nil, err
 		}
-		o := obj.ToObject(vm)
-		keys := o.Keys()
-		if len(keys) != 1 {
-			return nil, errors.New("the bundle's split module is not one method")
-		}
-		return fn(this, append(args[:len(args):len(args)], o.Get(keys[0]))...)
+		return fn(this, append(args[:len(args):len(args)], method)...)
 	}, nil
 }
 
@@ -312,8 +305,8 @@ func patchQuadraticConcat(code string) string {
 	// once, so that no half-patched class can exist.
 	var edits []textEdit
 	for _, p := range concatPatches {
-		i := indexText(code, p.old)
-		if i < 0 || indexText(code[i+len(p.old):], p.old) >= 0 {
+		i := indexOnce(code, p.old)
+		if i < 0 {
 			edits = nil
 			break
 		}
@@ -333,10 +326,16 @@ const escapedStatementsPatched = `const t=[[]];return e.forEach((e=>{${1}?t[t.le
 // starts on the wrapper's first line so that line numbers in errors are the
 // file's own.
 func wrapModule(code string) string {
-	return modulePrefix + code + "\n})"
+	return modulePrefix + code + moduleSuffix
 }
 
-const modulePrefix = "(function (exports, require, module, __filename, __dirname) {"
+// commonJSParams are the names a CommonJS module's code is given.
+const commonJSParams = "exports, require, module, __filename, __dirname"
+
+const (
+	modulePrefix = "(function (" + commonJSParams + ") {"
+	moduleSuffix = "\n})"
+)
 
 // versionLess compares dotted numeric versions; pre-release tags are ignored.
 func versionLess(a, b string) bool {

@@ -118,13 +118,18 @@ func isIdentStart(c byte) bool {
 	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// bundleSplit is the bundle's source cut in two.
+// bundleSplit is the bundle's source cut in two, each half wrapped as it
+// is compiled.
 type bundleSplit struct {
-	rest   string // the bundle with the module's method replaced by the stub
-	module string // the module's method, `ID(e,t,r){…}`
-	key    string // its ID
-	// restAt and restEnd are the stub's offsets in rest.
-	restAt, restEnd int
+	// rest is the bundle with the module's method replaced by the stub,
+	// wrapped by splitWrapperPrefix; the stub is rest[stubAt:stubEnd].
+	rest            string
+	stubAt, stubEnd int
+	// module is the module's method `ID(e,t,r){…}` in an object literal,
+	// wrapped by splitModulePrefix so that the wrapper returns the method;
+	// the method is module[methodAt:methodEnd].
+	module              string
+	methodAt, methodEnd int
 }
 
 // splitBundle finds the largest module of a webpack bundle's module map.
@@ -151,35 +156,40 @@ func splitBundle(code string) (s bundleSplit, ok bool) {
 		return s, false
 	}
 	start, end := heads[best][1], heads[best+1][0]+1
-	s.key = code[heads[best][1]:heads[best][2]]
-	s.module = code[start:end]
-	stub := s.key + "(){return " + splitParam + ".apply(this,arguments)}"
-	s.rest = code[:start] + stub + code[end:]
-	s.restAt, s.restEnd = start, start+len(stub)
+	key := code[heads[best][1]:heads[best][2]]
+	stub := key + "(){return " + splitParam + ".apply(this,arguments)}"
+	s.stubAt = len(splitWrapperPrefix) + start
+	s.stubEnd = s.stubAt + len(stub)
+	s.rest = splitWrapperPrefix + code[:start] + stub + code[end:] + moduleSuffix
+	s.methodAt = len(splitModulePrefix)
+	s.methodEnd = s.methodAt + end - start
+	s.module = splitModulePrefix + code[start:end] + "}[" + key + "]" + moduleSuffix
 	return s, true
 }
 
+// splitWrapperPrefix is modulePrefix with splitParam after the CommonJS
+// names: the bundle's wrapper when the module is compiled apart.
+const splitWrapperPrefix = "(function (" + commonJSParams + ", " + splitParam + ") {"
+
 // splitModulePrefix wraps the module alone: the CommonJS names it may use,
-// and an object literal holding its method, as the module map does.
-const splitModulePrefix = "(function (exports, require, module, __filename, __dirname) {return {"
+// and an object literal holding its method, as the module map does, whose
+// method the wrapper returns.
+const splitModulePrefix = "(function (" + commonJSParams + ") {return {"
 
 // compileSplit compiles the two halves of s concurrently and checks that
-// they are what splitBundle meant them to be. rest is compiled as
-// wrapModule's function with splitParam after the CommonJS parameters.
+// they are what splitBundle meant them to be.
 func compileSplit(path string, s bundleSplit) (rest, module *goja.Program, err error) {
-	restSrc := splitWrapperPrefix + s.rest + "\n})"
-	moduleSrc := splitModulePrefix + s.module + "}\n})"
 	var wg sync.WaitGroup
 	var moduleErr error
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		module, moduleErr = compileChecked(path, moduleSrc, func(p *ast.Program) bool {
-			return isSplitModule(p, len(splitModulePrefix), len(splitModulePrefix)+len(s.module))
+		module, moduleErr = compileChecked(path, s.module, func(p *ast.Program) bool {
+			return isSplitModule(p, s.methodAt, s.methodEnd)
 		})
 	}()
-	rest, err = compileChecked(path, restSrc, func(p *ast.Program) bool {
-		return hasStubInModuleMap(p, len(splitWrapperPrefix)+s.restAt, len(splitWrapperPrefix)+s.restEnd)
+	rest, err = compileChecked(path, s.rest, func(p *ast.Program) bool {
+		return hasStubInModuleMap(p, s.stubAt, s.stubEnd)
 	})
 	wg.Wait()
 	if err == nil {
@@ -190,9 +200,6 @@ func compileSplit(path string, s bundleSplit) (rest, module *goja.Program, err e
 	}
 	return rest, module, nil
 }
-
-// splitWrapperPrefix is modulePrefix with splitParam.
-const splitWrapperPrefix = "(function (exports, require, module, __filename, __dirname, " + splitParam + ") {"
 
 // compileChecked parses src, checks its tree and compiles it.
 func compileChecked(path, src string, check func(*ast.Program) bool) (*goja.Program, error) {
@@ -224,8 +231,8 @@ func wrapperBody(p *ast.Program) []ast.Statement {
 }
 
 // isSplitModule reports whether p is splitModulePrefix's wrapper returning
-// an object literal of exactly one method, spanning [from, to) of the
-// source.
+// a member of an object literal of exactly one method, spanning [from, to)
+// of the source.
 func isSplitModule(p *ast.Program, from, to int) bool {
 	body := wrapperBody(p)
 	if len(body) != 1 {
@@ -235,7 +242,11 @@ func isSplitModule(p *ast.Program, from, to int) bool {
 	if !ok {
 		return false
 	}
-	obj, ok := ret.Argument.(*ast.ObjectLiteral)
+	member, ok := ret.Argument.(*ast.BracketExpression)
+	if !ok {
+		return false
+	}
+	obj, ok := member.Left.(*ast.ObjectLiteral)
 	if !ok || len(obj.Value) != 1 {
 		return false
 	}

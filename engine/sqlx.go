@@ -226,8 +226,8 @@ type textEdit struct {
 func sqlxCompileEdits(code string, names map[string]string, fill func(string) string) []textEdit {
 	P := names["⟨P⟩"]
 	head := "class " + P + "{constructor("
-	classStart := indexText(code, head)
-	if classStart < 0 || countText(code, head) != 1 {
+	classStart := indexOnce(code, head)
+	if classStart < 0 {
 		return nil
 	}
 	exported := ".SyntaxTreeNode=" + P
@@ -286,8 +286,8 @@ func sqlxCompileEdits(code string, names map[string]string, fill func(string) st
 
 // knownMoo reports whether the bundle holds exactly one moo, a known one.
 func knownMoo(code string) bool {
-	a := indexText(code, mooAnchor)
-	if a < 0 || countText(code, mooAnchor) != 1 {
+	a := indexOnce(code, mooAnchor)
+	if a < 0 {
 		return false
 	}
 	start := strings.LastIndex(code[:a], `"use strict";`)

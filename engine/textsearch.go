@@ -35,20 +35,21 @@ func indexText(s, pat string) int {
 	}
 }
 
-// countText is strings.Count(s, pat).
-func countText(s, pat string) int {
-	if pat == "" {
-		return strings.Count(s, pat)
-	}
-	n := 0
-	for {
-		i := indexText(s, pat)
-		if i < 0 {
-			return n
+// indexOnce is the offset of pat in s when it occurs exactly once
+// (strings.Count(s, pat) == 1), else -1: the patches change only code they
+// find once.
+func indexOnce(s, pat string) int {
+	if pat == "" { // Count counts len(s)+1 empty matches
+		if s == "" {
+			return 0
 		}
-		n++
-		s = s[i+len(pat):]
+		return -1
 	}
+	i := indexText(s, pat)
+	if i < 0 || indexText(s[i+len(pat):], pat) >= 0 {
+		return -1
+	}
+	return i
 }
 
 // replaceOnce is strings.Replace(s, old, new, 1).

@@ -25,10 +25,12 @@ const (
 // patchUTF8Read makes the quadratic decoder call the native one; the JS
 // body stays as the fallback for input that is not a Uint8Array.
 func patchUTF8Read(code string) string {
-	if countText(code, utf8ReadHead+utf8ReadBody) != 1 {
+	i := indexOnce(code, utf8ReadHead+utf8ReadBody)
+	if i < 0 {
 		return code
 	}
-	return replaceOnce(code, utf8ReadHead+utf8ReadBody, utf8ReadHead+utf8ReadCall+utf8ReadBody)
+	at := i + len(utf8ReadHead)
+	return code[:at] + utf8ReadCall + code[at:]
 }
 
 // installUTF8Read defines the global __dfdUtf8Read(bytes, start, end) the
