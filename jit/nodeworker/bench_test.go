@@ -2,8 +2,13 @@ package nodeworker_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,18 +77,7 @@ func BenchmarkCompileProject(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		pr, err := dfproject.Open(root)
-		if err != nil {
-			b.Fatal(err)
-		}
-		paths, err := pr.FilePaths()
-		if err != nil {
-			b.Fatal(err)
-		}
-		req, err := compile.Request(root, paths, compile.Overrides{}, 10*time.Minute)
-		if err != nil {
-			b.Fatal(err)
-		}
+		req := projectRequest(b, root)
 		engines := []struct {
 			name string
 			opts jit.PoolOptions
@@ -146,6 +140,67 @@ func BenchmarkCompileProject(b *testing.B) {
 	}
 }
 
+// BenchmarkCoreMainAlone is the floor under every engine: core's main() on
+// the same requests in a plain Node.js realm (testdata/coremain.js: no vm
+// context, no sandbox, compiler() output kept, V8's code hot after the first
+// run). Its output must be the node worker's, byte for byte. On the
+// generated projects it is as slow as the worker's whole compile: the time
+// is core's own, which is why an edit → diagnostic of 400 actions cannot
+// reach 100 ms while every edit runs core's compile of the whole project.
+//
+//	DFD_NODE_BENCH_PROJECTS=/tmp/p400 go test ./jit/nodeworker -run '^$' -bench CoreMainAlone -benchtime 20x
+func BenchmarkCoreMainAlone(b *testing.B) {
+	dirs := os.Getenv("DFD_NODE_BENCH_PROJECTS")
+	if dirs == "" {
+		b.Skip("set DFD_NODE_BENCH_PROJECTS to directories of projects to compile")
+	}
+	node := needNode(b)
+	script, err := filepath.Abs(filepath.Join("testdata", "coremain.js"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, dir := range strings.Split(dirs, ",") {
+		root, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := projectRequest(b, root)
+		reqFile := filepath.Join(b.TempDir(), "request.bin")
+		if err := os.WriteFile(reqFile, req, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(filepath.Base(root), func(b *testing.B) {
+			p := nodeWorkers.NewPool(b, root, jit.PoolOptions{Workers: 1, Timeout: 10 * time.Minute, MemoryLimit: -1})
+			res, err := p.Compile(context.Background(), jit.CompileJob{Request: req})
+			if err != nil {
+				b.Fatal(err)
+			}
+			want := sha256.Sum256(res.Response)
+			out, err := exec.Command(node, script, root, reqFile, strconv.Itoa(b.N+1)).Output()
+			if err != nil {
+				b.Fatalf("%s: %v", script, err)
+			}
+			var r struct {
+				Ms     []float64
+				Sha256 string
+				Bytes  int
+			}
+			if err := json.Unmarshal(out, &r); err != nil {
+				b.Fatalf("%s printed %q: %v", script, out, err)
+			}
+			if r.Sha256 != hex.EncodeToString(want[:]) {
+				b.Fatalf("core's main() in a plain realm returned %d bytes that differ from the node worker's %d", r.Bytes, len(res.Response))
+			}
+			warm := make([]time.Duration, 0, len(r.Ms)-1)
+			for _, ms := range r.Ms[1:] {
+				warm = append(warm, time.Duration(ms*float64(time.Millisecond)))
+			}
+			b.ReportMetric(r.Ms[0], "first-ms")
+			workertest.ReportLatency(b, warm, "warm-")
+		})
+	}
+}
+
 // BenchmarkGojaInProcess is the reference: the same projects compiled by
 // the goja engine in this process (a runtime prepared ahead of each).
 func BenchmarkGojaInProcess(b *testing.B) {
@@ -181,4 +236,22 @@ func BenchmarkGojaInProcess(b *testing.B) {
 			workertest.ReportLatency(b, lat, "")
 		})
 	}
+}
+
+// projectRequest is the compile request of the project at root, with every
+// file it has.
+func projectRequest(b *testing.B, root string) []byte {
+	pr, err := dfproject.Open(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	paths, err := pr.FilePaths()
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, err := compile.Request(root, paths, compile.Overrides{}, 10*time.Minute)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return req
 }
