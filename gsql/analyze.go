@@ -760,12 +760,6 @@ func signatureFunction(msg string) string {
 	return strings.TrimPrefix(strings.ToUpper(name), "SAFE.")
 }
 
-// declare registers the temporary function a CREATE TEMP FUNCTION
-// statement declares, so that the statements after it resolve its calls.
-// The catalog is shared by every action and a function cannot be removed
-// from it: an action calling a temporary function another action declared
-// goes unreported (a missed error, never a false one); a name declared
-// twice is not trusted at all.
 // tempDecl is a registered temporary function: what registering it again
 // takes. out owns sig.
 type tempDecl struct {
@@ -800,6 +794,7 @@ func (c *Catalog) register(hash string, d tempDecl) error {
 	if err := c.cat.AddOwnedFunction(f); err != nil {
 		return fmt.Errorf("temporary function %s: %w", name, err)
 	}
+	forgetKeepAlive(c.cat, f) // else the catalog is never freed (keepalive.go)
 	c.keep = append(c.keep, d.out)
 	c.tempFns[name] = true
 	if c.registered == nil {
@@ -809,6 +804,12 @@ func (c *Catalog) register(hash string, d tempDecl) error {
 	return nil
 }
 
+// declare registers the temporary function a CREATE TEMP FUNCTION
+// statement declares, so that the statements after it resolve its calls.
+// The catalog is shared by every action and a function cannot be removed
+// from it: an action calling a temporary function another action declared
+// goes unreported (a missed error, never a false one); a name declared
+// twice is not trusted at all.
 func (c *Catalog) declare(hash string, out *googlesql.AnalyzerOutput, fn *googlesql.ResolvedCreateFunctionStmt) error {
 	scope, err := fn.CreateScope()
 	if err != nil || scope != googlesql.ResolvedCreateStatementEnums_CreateScopeCreateTemp {

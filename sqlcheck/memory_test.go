@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,5 +77,67 @@ func TestCheckMemoryAfterEditsStaysBounded(t *testing.T) {
 	t.Logf("live heap after 10 checks %d MiB, after %d: %d MiB", first>>20, editsChecks, last>>20)
 	if last > first+16<<20 {
 		t.Errorf("live heap grew from %d MiB after 10 checks to %d MiB after %d", first>>20, last>>20, editsChecks)
+	}
+}
+
+// Every check that declared a temporary function left its whole catalog in
+// GoogleSQL's memory (a cycle of go-googlesql's references that Go never
+// finalizes, gsql/keepalive.go): ≈1.5 MiB per cold check of 30 actions,
+// for good. Each check here is a new Checker's, the daemon's first after it
+// opens a project; the functions must still be there and intact after the
+// collections, so a call of one with the wrong type is reported every time,
+// word for word, and a right one never.
+func TestColdChecksLeaveNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("forty checks")
+	}
+	g, md := benchGraph(editsActions, 1)
+	opts := benchOptions(t, md)
+	var fn string
+	for _, tb := range g.GetTables() {
+		if len(tb.PreOps) > 0 {
+			fn = strings.Fields(tb.PreOps[0])[3] // CREATE TEMP FUNCTION clean_x(s STRING) …
+			fn = fn[:strings.Index(fn, "(")]
+			tb.PreOps = append(tb.PreOps, "SELECT "+fn+"('a') AS fine", "SELECT "+fn+"(1) AS wrong")
+			break
+		}
+	}
+	if fn == "" {
+		t.Fatal("the bench project declares no temporary function")
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	var first uint64
+	var want []string
+	const checks = 40
+	for i := 0; i <= checks; i++ {
+		res, err := NewChecker().Check(context.Background(), g, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range res.Findings {
+			got = append(got, fmt.Sprintf("%s %s %d:%d %s", f.Action, f.Statement, f.Line, f.Col, f.Message))
+		}
+		if i == 0 {
+			want = got
+			if len(got) != 1 || !strings.Contains(got[0], "pre_operations[2]") || !strings.Contains(strings.ToLower(got[0]), fn) {
+				t.Fatalf("findings %q, want one, on the call of %s with an INT64", got, fn)
+			}
+		} else if !slices.Equal(got, want) {
+			t.Fatalf("check %d found %q, the first %q", i, got, want)
+		}
+		if i == 10 {
+			first = heap()
+		}
+	}
+	last := heap()
+	t.Logf("live heap after 10 cold checks %d MiB, after %d: %d MiB", first>>20, checks, last>>20)
+	if last > first+8<<20 {
+		t.Errorf("live heap grew from %d MiB after 10 cold checks to %d MiB after %d", first>>20, last>>20, checks)
 	}
 }
