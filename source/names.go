@@ -320,7 +320,11 @@ func (p *parser) object(i int) jsValue {
 			f.key, f.keySpan = t.Value, t.Span
 			j++
 		default:
-			j = p.skip(j)
+			// Not a key: skip the expression, or at least this token — a
+			// ';' or a stray ')' ends an expression at once, and the loop
+			// would never move on (a typo mid-word, as in {;}, hung the
+			// daemon's scan of the file).
+			j = max(p.skip(j), j+1)
 			continue
 		}
 		switch {
