@@ -163,6 +163,15 @@ func (s *Server) convertDiagnostics(snap *workspace.Snapshot, ds []workspace.Dia
 		pd.Data = s.diagnosticData(d, path, versions) // quick fixes (codeaction.go)
 		out[path] = append(out[path], pd)
 	}
+	// Every open buffer the compile saw gets its version, with diagnostics
+	// or without: the publication that clears a fixed file is about that
+	// text too, and a client that drops versionless ones or compares
+	// versions must not keep the old errors.
+	for rel, doc := range snap.Docs {
+		if doc != nil {
+			versions[workspace.CanonicalPath(filepath.Join(snap.Root, filepath.FromSlash(rel)))] = doc.Version
+		}
+	}
 	for p, list := range out {
 		sort.SliceStable(list, func(i, j int) bool {
 			a, b := list[i].Range.Start, list[j].Range.Start

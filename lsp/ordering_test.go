@@ -185,3 +185,36 @@ func TestSupersededCompileIsCancelled(t *testing.T) {
 		t.Errorf("preview after superseded compiles: %v", q)
 	}
 }
+
+// Every publication about an open buffer says which version it is about,
+// the one that clears a fixed file too (a client comparing versions kept
+// the old errors when it came without one).
+func TestClearingPublicationHasTheVersion(t *testing.T) {
+	s := startRaw(t, &fakeBackend{}, lspOptions())
+	root := fakeProject(t, map[string]string{"definitions/a.sqlx": "SELECT 1"})
+	s.initialize(t, root)
+	u := "file://" + root + "/definitions/a.sqlx"
+	s.c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": u, "languageId": "sqlx", "version": 1, "text": "SELECT 1"}})
+	change := func(text string, v int) {
+		s.c.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": u, "version": v},
+			"contentChanges": []any{map[string]any{"text": text}}})
+	}
+	publication := func(what string, broken bool) map[string]any {
+		m := s.c.awaitNote(what, func(m map[string]any) bool {
+			if m["method"] != protocol.MethodTextDocumentPublishDiagnostics {
+				return false
+			}
+			p := m["params"].(map[string]any)
+			return p["uri"] == u && (len(p["diagnostics"].([]any)) > 0) == broken
+		})
+		return m["params"].(map[string]any)
+	}
+	change("SELECT BROKEN", 2)
+	if p := publication("the error", true); p["version"] != float64(2) {
+		t.Errorf("the error was published with version %v, want 2", p["version"])
+	}
+	change("SELECT 2", 3)
+	if p := publication("the clearing", false); p["version"] != float64(3) {
+		t.Errorf("the clearing was published with version %v, want 3", p["version"])
+	}
+}
