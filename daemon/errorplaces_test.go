@@ -3,10 +3,13 @@ package daemon_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,7 +140,7 @@ func TestSettingsErrorWhereCoreSaysIt(t *testing.T) {
 }
 
 // A cycle made by an edit is on every file of the cycle — the edited one
-// too — each on its ref to the next action of the chain core names.
+// too — each on its ref to the other.
 func TestCycleOnEveryFile(t *testing.T) {
 	root := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
 		"workflow_settings.yaml": errorPlacesSettings,
@@ -174,6 +177,90 @@ func TestCycleOnEveryFile(t *testing.T) {
 		if got := textRange(text, ds[0].Range); got != next {
 			t.Errorf("%s: the cycle is on %q, want its ref to %s", c[1], got, next)
 		}
+	}
+}
+
+// A cycle of any length is on each file's mention of the action it
+// depends on within the cycle, whichever way core's chain runs (against
+// the dependencies for a simple cycle: "a > c > b > a" when a refs b, b
+// refs c and c refs a) and where the chain's neighbours do not depend on
+// each other (a component with more edges than a cycle). A file that only
+// depends on the cycle is not part of it.
+func TestCycleOnEachDependency(t *testing.T) {
+	const view = "config { type: \"view\" }\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		want  map[string][]string // file: "line:col-line:col text" of each cycle diagnostic
+	}{{
+		name: "three: ref, ref, dependencies",
+		files: map[string]string{
+			"definitions/a.sqlx": view + "SELECT * FROM ${ref(\"b\")}\n",
+			"definitions/b.sqlx": view + "SELECT * FROM ${ref(\"c\")}\n",
+			"definitions/c.js":   "publish(\"c\", {type: \"view\", dependencies: [\"a\"]}).query(\"SELECT 1\");\n",
+		},
+		want: map[string][]string{
+			"definitions/a.sqlx": {"1:21-1:22 b"},
+			"definitions/b.sqlx": {"1:21-1:22 c"},
+			"definitions/c.js":   {"0:44-0:45 a"},
+		},
+	}, {
+		name: "four, and a file outside",
+		files: map[string]string{
+			"definitions/a.sqlx": view + "SELECT * FROM ${ref(\"b\")}\n",
+			"definitions/b.sqlx": view + "SELECT * FROM ${ref(\"c\")}\n",
+			"definitions/c.sqlx": view + "SELECT * FROM ${ref(\"d\")}\n",
+			"definitions/d.sqlx": "config { type: \"view\", dependencies: [\"a\"] }\nSELECT 1 AS one\n",
+			"definitions/x.sqlx": view + "SELECT * FROM ${ref(\"a\")}\n",
+		},
+		want: map[string][]string{
+			"definitions/a.sqlx": {"1:21-1:22 b"},
+			"definitions/b.sqlx": {"1:21-1:22 c"},
+			"definitions/c.sqlx": {"1:21-1:22 d"},
+			"definitions/d.sqlx": {"0:39-0:40 a"},
+			"definitions/x.sqlx": nil,
+		},
+	}, {
+		name: "two cycles through one action",
+		files: map[string]string{
+			"definitions/a.sqlx": view + "SELECT * FROM ${ref(\"b\")} JOIN ${ref(\"c\")} USING (id)\n",
+			"definitions/b.sqlx": view + "SELECT * FROM ${ref(\"a\")}\n",
+			"definitions/c.sqlx": view + "SELECT * FROM ${ref(\"a\")}\n",
+		},
+		want: map[string][]string{
+			"definitions/a.sqlx": {"1:21-1:22 b", "1:38-1:39 c"},
+			"definitions/b.sqlx": {"1:21-1:22 a"},
+			"definitions/c.sqlx": {"1:21-1:22 a"},
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"workflow_settings.yaml": errorPlacesSettings}
+			maps.Copy(files, tc.files)
+			root := testenv.WriteProject(t, testenv.CoreVersion, files)
+			s := startServer(t, serverConfig{})
+			s.init(t, root)
+			s.awaitPreviewChanged(t, 0, "")
+			for _, rel := range slices.Sorted(maps.Keys(tc.want)) {
+				path := filepath.Join(root, filepath.FromSlash(rel))
+				var ds []protocol.Diagnostic
+				if tc.want[rel] != nil {
+					ds = s.awaitDiags(t, path, "cycle", func(ds []protocol.Diagnostic) bool { return hasMessage(ds, "Circular dependency") })
+				} else {
+					ds = s.ed.Snapshot().Diagnostics[uri.File(path)]
+				}
+				var got []string
+				for _, d := range ds {
+					if strings.Contains(fakeeditor.Message(d), "Circular dependency") {
+						r := d.Range
+						got = append(got, fmt.Sprintf("%d:%d-%d:%d %s", r.Start.Line, r.Start.Character, r.End.Line, r.End.Character, rangeText(t, path, r)))
+					}
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, tc.want[rel]) {
+					t.Errorf("%s: the cycle is on %q, want %q", rel, got, tc.want[rel])
+				}
+			}
+		})
 	}
 }
 

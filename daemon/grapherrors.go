@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/dfdtools/dfd/protos/dataformpb"
@@ -60,12 +61,6 @@ func (r resolvable) written(db, schema, name string) bool {
 	return name == r.Name && schema == r.Schema && db == r.Database
 }
 
-// mentioned reports whether a ref or dependencies entry can stand for the
-// action r (the parts it gives agree with r's).
-func (r resolvable) mentioned(db, schema, name string) bool {
-	return name == r.Name && (schema == "" || schema == r.Schema) && (db == "" || db == r.Database)
-}
-
 // mapGraphError places an error about the graph (a cycle, a dependency
 // that does not resolve, an ambiguous name) where the actions involved are
 // written; nil when it is not one, or when there is nothing better to say
@@ -77,7 +72,13 @@ func mapGraphError(root string, e *dataformpb.CompilationError, read fileReader,
 		return workspace.Diagnostic{Path: filepath.Join(root, filepath.FromSlash(file)), Severity: workspace.SeverityError, Message: msg, Source: "dataform", EndLine: -1}
 	}
 	if m := cycleRE.FindStringSubmatch(msg); m != nil {
-		var chain []*workspace.Action
+		// Core's chain is a strongly connected component in Tarjan's
+		// order, not a path along the edges: for a simple cycle it runs
+		// against the dependencies (a > c > b > a when a refs b, b refs c
+		// and c refs a), and for a component with more edges than a cycle
+		// neighbours need not depend on each other at all. So which member
+		// each one depends on comes from the graph, not from the order.
+		var members []*workspace.Action
 		for _, part := range strings.Split(m[1], " > ") {
 			r, ok := parseResolvable(part)
 			if !ok {
@@ -87,27 +88,39 @@ func mapGraphError(root string, e *dataformpb.CompilationError, read fileReader,
 			if a == nil {
 				return nil
 			}
-			chain = append(chain, a)
+			if !slices.Contains(members, a) {
+				members = append(members, a)
+			}
 		}
 		var out []workspace.Diagnostic
-		for i := 0; i+1 < len(chain); i++ {
-			a, next := chain[i], chain[i+1]
+		for _, a := range members {
 			text, ok := read(a.File)
 			if !ok {
 				continue
 			}
-			r := resolvable{Database: next.Target.Database, Schema: next.Target.Schema, Name: next.Target.Name}
-			sites := sitesOf(text, r.mentioned)
-			if len(sites) == 0 {
-				if sp, ok := source.DefinitionSpan(a.File, text, definitionName(a), nil); ok {
-					sites = []source.Span{sp}
+			mp := source.NewMapper(text)
+			found := false
+			deps := dependenciesAmong(a, members)
+			// Every edge inside the component lies on a cycle, so each
+			// mention of a member this one depends on is part of it.
+			for _, dep := range deps {
+				for _, sp := range sitesOf(text, mentionsOnly(dep, actions)) {
+					d := withSpan(newDiag(a.File), mp, sp)
+					d.RelatedPath, d.RelatedLine = definitionOf(root, dep, read)
+					d.RelatedDescription = dep.Target.String() + " is defined here"
+					out = append(out, d)
+					found = true
 				}
 			}
-			mp := source.NewMapper(text)
-			for _, sp := range sites {
+			if found {
+				continue
+			}
+			if sp, ok := source.DefinitionSpan(a.File, text, definitionName(a), nil); ok {
 				d := withSpan(newDiag(a.File), mp, sp)
-				d.RelatedPath, d.RelatedLine = definitionOf(root, next, read)
-				d.RelatedDescription = next.Target.String() + " is defined here"
+				if len(deps) > 0 {
+					d.RelatedPath, d.RelatedLine = definitionOf(root, deps[0], read)
+					d.RelatedDescription = deps[0].Target.String() + " is defined here"
+				}
 				out = append(out, d)
 			}
 		}
@@ -203,6 +216,39 @@ func sitesOf(text []byte, match func(db, schema, name string) bool) []source.Spa
 		}
 	}
 	return out
+}
+
+// dependenciesAmong are the members a depends on, as core resolved its
+// dependencies.
+func dependenciesAmong(a *workspace.Action, members []*workspace.Action) []*workspace.Action {
+	var out []*workspace.Action
+	for _, m := range members {
+		for _, d := range a.Dependencies {
+			if d == m.Target {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// mentionsOnly matches a ref or dependencies entry that can stand for a
+// and for no other action: one that could name another too is not
+// certainly part of the cycle.
+func mentionsOnly(a *workspace.Action, actions []*workspace.Action) func(db, schema, name string) bool {
+	return func(db, schema, name string) bool {
+		r := resolvable{Database: db, Schema: schema, Name: name}
+		if !r.matches(a) {
+			return false
+		}
+		for _, o := range actions {
+			if o.Target != a.Target && r.matches(o) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 func findAction(actions []*workspace.Action, r resolvable) *workspace.Action {
