@@ -419,15 +419,19 @@ func (p *Project) compile(version int64) (snap *Snapshot, superseded, ok bool) {
 	out := make(chan compileOutcome, 1)
 	start := time.Now()
 	pb := p.backend
-	go func() {
-		var o compileOutcome
-		defer func() { out <- o }()
-		o.err = p.s.recovered("compile", func() error {
-			var err error
-			o.res, err = pb.Compile(cctx, CompileRequest{Overlays: overlays(docs)})
-			return err
-		})
-	}()
+	if err := settingsBufferError(p.root, docs); err != nil {
+		out <- compileOutcome{err: err}
+	} else {
+		go func() {
+			var o compileOutcome
+			defer func() { out <- o }()
+			o.err = p.s.recovered("compile", func() error {
+				var err error
+				o.res, err = pb.Compile(cctx, CompileRequest{Overlays: overlays(docs)})
+				return err
+			})
+		}()
+	}
 	var o compileOutcome
 	select {
 	case o = <-out:
@@ -457,7 +461,7 @@ func (p *Project) compile(version int64) (snap *Snapshot, superseded, ok bool) {
 		if prev := p.Latest(); prev != nil {
 			snap.Result = prev.Result
 		}
-		diags = compilerFailureDiagnostics(p.root, o.err)
+		diags = compilerFailureDiagnostics(p.root, o.err, docs)
 		prog.End("failed")
 		p.s.log.Warn("compile failed", "project", p.root, "error", o.err)
 	} else {
@@ -626,18 +630,51 @@ func openErrorDiagnostics(root string, err error) []Diagnostic {
 }
 
 // settingsErrorDiagnostics puts a settings error at its line and column
-// (1-based in the error; line 1 when it has none).
+// (1-based in the error; line 1 when it has none), to its end column or
+// else to the end of the line.
 func settingsErrorDiagnostics(se *project.SettingsError) []Diagnostic {
 	line, col := max(se.Line-1, 0), max(se.Column-1, 0)
-	return []Diagnostic{{Path: se.File, Line: line, Col: col, EndLine: -1, Severity: SeverityError, Message: se.Msg, Source: "dfd", Code: "settings"}}
+	d := Diagnostic{Path: se.File, Line: line, Col: col, EndLine: -1, Severity: SeverityError, Message: se.Msg, Source: "dfd", Code: "settings"}
+	if se.Line > 0 && se.EndColumn > se.Column {
+		d.EndLine, d.EndCol = line, se.EndColumn-1
+	}
+	return []Diagnostic{d}
+}
+
+// settingsBufferError is dfd's refusal of the open, unsaved buffer of the
+// project's settings file, if any. The project was opened with the file on
+// disk, and an edit does not reopen it (a save does): without this the
+// buffer would reach core alone, which fails on what dfd's reader refuses
+// (a list for a string, …) with its internal errors ("e.charCodeAt is not
+// a function"), where `dfd compile` of the saved file says what is wrong
+// and where.
+func settingsBufferError(root string, docs map[string]*Document) error {
+	path := settingsFile(root)
+	d := docs[filepath.Base(path)]
+	if d == nil {
+		return nil
+	}
+	_, err := project.ParseSettings(path, d.Text)
+	return err
 }
 
 // compilerFailureDiagnostics reports a compiler failure (not an error in
 // the user's code, or one core could not attribute) on the settings file:
-// where core's own reading of it failed (YAML that dfd's parser accepted),
-// else on its first line.
-func compilerFailureDiagnostics(root string, err error) []Diagnostic {
-	if se, ok := project.CoreSettingsError(root, err.Error()); ok {
+// dfd's refusal of its unsaved buffer; where core's own reading of it
+// (docs' buffer, else the file) failed (YAML that dfd's parser accepted, a
+// key core does not know); else on its first line.
+func compilerFailureDiagnostics(root string, err error, docs map[string]*Document) []Diagnostic {
+	var se *project.SettingsError
+	if errors.As(err, &se) {
+		return settingsErrorDiagnostics(se)
+	}
+	var text []byte
+	if d := docs[project.WorkflowSettingsFile]; d != nil {
+		text = d.Text
+	} else {
+		text, _ = os.ReadFile(filepath.Join(root, project.WorkflowSettingsFile))
+	}
+	if se, ok := project.CoreSettingsError(root, err.Error(), text); ok {
 		return settingsErrorDiagnostics(se)
 	}
 	return []Diagnostic{{Path: settingsFile(root), EndLine: -1, Severity: SeverityError,
