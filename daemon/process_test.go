@@ -171,6 +171,12 @@ func TestServeSubprocess(t *testing.T) {
 	if !strings.Contains(sp.stderr.String(), "exit received") {
 		t.Errorf("stderr has no log of the exit:\n%s", sp.stderr.String())
 	}
+	// The editor still holds stdin open after exit, as editors do: the
+	// read blocked on it must end at once (dfd makes stdin pollable), not
+	// hold the exit for the 2 s grace — which it did on most exits.
+	if strings.Contains(sp.stderr.String(), "did not close") {
+		t.Errorf("the exit waited for a read of stdin:\n%s", lastLines(sp.stderr.String(), 5))
+	}
 }
 
 // An editor that dies (closes stdin) without shutdown: the daemon exits.

@@ -74,7 +74,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 		opts.Backend.NewRunner = daemon.NewPooledWith(pools, daemon.PooledOptions{Engine: *engineName})
 	}
 	start := time.Now()
-	code := daemon.Serve(ctx, env.stdin, env.stdout, opts)
+	code := daemon.Serve(ctx, interruptibleStdin(env.stdin), env.stdout, opts)
 	log.Info("dfd serve exiting", "code", code, "uptime", time.Since(start).Round(time.Millisecond))
 	return code
 }
