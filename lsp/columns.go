@@ -14,7 +14,8 @@ import (
 // Column completion in the SQL of a .sqlx file: after "alias." the
 // columns of the table the alias names (an explicit alias after the ref's
 // placeholder, or the table's own name); after "alias.col." (or "col." of
-// a ref'd table) the fields of that STRUCT column; and in the clauses
+// a ref'd table) the fields of that STRUCT column, and after the alias of
+// an UNNEST of such a column the fields of its elements; and in the clauses
 // that name columns (SELECT, WHERE, GROUP BY, HAVING, QUALIFY, ORDER BY,
 // JOIN … ON; not FROM or LIMIT) the columns of every table the file refs. Columns come from the project (declarations' and actions'
 // `columns`) and from the metadata source, whose nested fields are dotted
@@ -49,6 +50,8 @@ func (s *Server) completeColumns(ctx context.Context, f *fileCtx, off int) []pro
 	var partial, prefix string // prefix: the struct path whose fields are offered ("page.")
 	if path, p, ok := source.MemberPath(f.text, off); ok {
 		partial = p
+		// `i.` after `UNNEST(r.items) AS i`: the fields of r.items' elements.
+		path, _ = source.UnnestPath(path, source.UnnestAliases(f.text))
 		for _, t := range tables {
 			for _, n := range t.names {
 				if strings.EqualFold(n, path[0]) {

@@ -48,6 +48,8 @@ func TestCompletionCases(t *testing.T) {
 			{Name: "user_id", Type: "STRING"}, {Name: "page", Type: "STRUCT"},
 			{Name: "page.url", Type: "STRING"}, {Name: "page.title", Type: "STRING"},
 			{Name: "page.referrer", Type: "STRUCT"}, {Name: "page.referrer.host", Type: "STRING"},
+			{Name: "items", Type: "ARRAY<STRUCT>"}, {Name: "items.sku", Type: "STRING"}, {Name: "items.qty", Type: "INT64"},
+			{Name: "items.lines", Type: "ARRAY<STRUCT>"}, {Name: "items.lines.n", Type: "INT64"},
 		}},
 	}}
 	s := startRaw(t, b, lspOptions())
@@ -92,7 +94,13 @@ func TestCompletionCases(t *testing.T) {
 		{name: "a STRUCT column's fields without an alias", rel: "definitions/c.sqlx",
 			text: "SELECT page.| FROM ${ref(\"events\")}", exactly: "referrer,title,url"},
 		{name: "top-level columns after alias.", rel: "definitions/c.sqlx",
-			text: "SELECT r.| FROM ${ref(\"events\")} r", exactly: "page,user_id"},
+			text: "SELECT r.| FROM ${ref(\"events\")} r", exactly: "items,page,user_id"},
+		{name: "the elements' fields after an UNNEST's alias", rel: "definitions/c.sqlx",
+			text: "SELECT i.| FROM ${ref(\"events\")} r, UNNEST(r.items) AS i", exactly: "lines,qty,sku"},
+		{name: "an UNNEST of an UNNEST, without AS, and WITH OFFSET", rel: "definitions/c.sqlx",
+			text: "SELECT l.| FROM ${ref(\"events\")} r CROSS JOIN UNNEST(r.items) i WITH OFFSET CROSS JOIN UNNEST(i.lines) l", exactly: "n"},
+		{name: "an UNNEST of a column without the table's alias", rel: "definitions/c.sqlx",
+			text: "SELECT it.| FROM ${ref(\"events\")}, UNNEST(items) it", exactly: "lines,qty,sku"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := completionLabels(t, s, root, tc.rel, tc.text)

@@ -690,7 +690,7 @@ var SQLKeywords = map[string]bool{
 	"where": true, "join": true, "left": true, "right": true, "inner": true, "full": true, "cross": true,
 	"on": true, "using": true, "group": true, "order": true, "having": true, "qualify": true, "limit": true,
 	"union": true, "except": true, "intersect": true, "window": true, "select": true, "from": true, "as": true,
-	"tablesample": true, "for": true, "unnest": true,
+	"tablesample": true, "for": true, "unnest": true, "with": true,
 }
 
 // RefAlias is the alias written after a ref's placeholder that ends at
