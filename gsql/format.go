@@ -181,6 +181,11 @@ func unparse(text string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("reading statement %d: %w", i+1, err)
 		}
+		if deep, err := deeperThan(st, maxUnparseDepth); err != nil {
+			return "", fmt.Errorf("reading statement %d: %w", i+1, err)
+		} else if deep {
+			return "", &FormatError{0, fmt.Sprintf("statement %d nests more than %d levels deep, more than dfd formats: it was left as written", i+1, maxUnparseDepth)}
+		}
 		u, err := googlesql.Unparse(st)
 		if err != nil {
 			return "", fmt.Errorf("unparsing statement %d: %w", i+1, err)
@@ -364,4 +369,46 @@ func SameSQL(orig, formatted string) error {
 		return &FormatError{len(orig), "a comment was added"}
 	}
 	return nil
+}
+
+// maxUnparseDepth bounds the syntax trees dfd lets GoogleSQL's formatter
+// print. Unparse recurses once per level, on the WebAssembly module's own
+// stack, and nothing stops it at the stack's end: formatting 10,000 nested
+// subqueries wrote over GoogleSQL's heap, after which every later call into
+// GoogleSQL (the SQL check, the next format, a finalizer's free) spun or
+// hung, and the daemon with it. 8,000 did not, and was already 40 s of
+// formatting. Hand-written SQL nests a few dozen levels; a thousand leaves
+// room for long generated chains (a + b + … is one level per term).
+const maxUnparseDepth = 1000
+
+// deeperThan reports whether the syntax tree under n has more than limit
+// levels. It walks the tree with a stack of its own (the point is not to
+// recurse), and stops as soon as it knows.
+func deeperThan(n googlesql.ASTNode, limit int) (bool, error) {
+	type item struct {
+		n     googlesql.ASTNode
+		depth int
+	}
+	stack := []item{{n, 1}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if it.depth > limit {
+			return true, nil
+		}
+		k, err := it.n.NumChildren()
+		if err != nil {
+			return false, err
+		}
+		for i := int32(0); i < k; i++ {
+			c, err := it.n.Child(i)
+			if err != nil {
+				return false, err
+			}
+			if c != nil {
+				stack = append(stack, item{c, it.depth + 1})
+			}
+		}
+	}
+	return false, nil
 }
