@@ -223,11 +223,8 @@ func sitesOf(text []byte, match func(db, schema, name string) bool) []source.Spa
 func dependenciesAmong(a *workspace.Action, members []*workspace.Action) []*workspace.Action {
 	var out []*workspace.Action
 	for _, m := range members {
-		for _, d := range a.Dependencies {
-			if d == m.Target {
-				out = append(out, m)
-				break
-			}
+		if slices.Contains(a.Dependencies, m.Target) {
+			out = append(out, m)
 		}
 	}
 	return out

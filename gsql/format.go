@@ -44,14 +44,14 @@ type FormatOptions struct {
 // … AS, where one would break it. Errors are *FormatError, or the
 // engine's failure to start.
 func FormatSQL(text string, opts FormatOptions) (string, error) {
-	out, err := formatWithComments(text, opts)
+	out, err := formatWithComments(text, opts, true)
 	if err != nil {
 		return "", err
 	}
 	// Stable: formatting the result again gives it back. The comments'
 	// placement is what this checks; the SQL's own stability is checked
 	// inside.
-	again, err := formatWithComments(out, opts)
+	again, err := formatWithComments(out, opts, false) // out has text's syntax trees: checked
 	if err != nil || again != out {
 		return "", &FormatError{0, "formatting is not stable on this SQL (its comments move); it was left as written"}
 	}
@@ -60,7 +60,7 @@ func FormatSQL(text string, opts FormatOptions) (string, error) {
 
 // formatWithComments formats the text without its comments and puts them
 // back (see comments.go).
-func formatWithComments(text string, opts FormatOptions) (string, error) {
+func formatWithComments(text string, opts FormatOptions, checkDepth bool) (string, error) {
 	if len(text) > MaxStatementBytes {
 		return "", &FormatError{0, fmt.Sprintf("SQL of %s is longer than the %s dfd formats", kib(len(text)), kib(MaxStatementBytes))}
 	}
@@ -75,7 +75,7 @@ func formatWithComments(text string, opts FormatOptions) (string, error) {
 	if len(cs.code) == 0 {
 		return text, nil // comments only
 	}
-	formatted, ftoks, align, err := formatCode(cs.stripped, cs.code, opts)
+	formatted, ftoks, align, err := formatCode(cs.stripped, cs.code, opts, checkDepth)
 	if err != nil {
 		return "", err
 	}
@@ -87,8 +87,8 @@ func formatWithComments(text string, opts FormatOptions) (string, error) {
 
 // formatCode formats a text without comments and aligns its tokens with
 // the formatted ones: align[i] is the formatted token that is code[i].
-func formatCode(text string, code []Token, opts FormatOptions) (string, []Token, []int, error) {
-	formatted, err := unparse(text)
+func formatCode(text string, code []Token, opts FormatOptions, checkDepth bool) (string, []Token, []int, error) {
+	formatted, err := unparse(text, checkDepth)
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -109,7 +109,7 @@ func formatCode(text string, code []Token, opts FormatOptions) (string, []Token,
 	}
 	// Stable: what is printed for the result is what was printed for the
 	// text (the requoting undone above is redone by the printer).
-	again, err := unparse(formatted)
+	again, err := unparse(formatted, false) // the same trees as text's
 	if err != nil {
 		return "", nil, nil, &FormatError{0, "the formatted SQL does not parse again: " + err.Error()}
 	}
@@ -149,8 +149,10 @@ func unquoteAsWritten(text string, code []Token, formatted string, ftoks []Token
 
 // unparse parses text as a script and prints each statement as
 // GoogleSQL's Unparse does, one after the other with their separating
-// semicolons (none after the last).
-func unparse(text string) (string, error) {
+// semicolons (none after the last). With checkDepth it first refuses a
+// statement deeper than maxUnparseDepth; FormatSQL asks once, for the
+// text it was given: what it unparses after that has the same trees.
+func unparse(text string, checkDepth bool) (string, error) {
 	e, err := theEngine()
 	if err != nil {
 		return "", err
@@ -181,10 +183,14 @@ func unparse(text string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("reading statement %d: %w", i+1, err)
 		}
-		if deep, err := deeperThan(st, maxUnparseDepth); err != nil {
-			return "", fmt.Errorf("reading statement %d: %w", i+1, err)
-		} else if deep {
-			return "", &FormatError{0, fmt.Sprintf("statement %d nests more than %d levels deep, more than dfd formats: it was left as written", i+1, maxUnparseDepth)}
+		if checkDepth {
+			deep, err := deeperThan(st, maxUnparseDepth)
+			if err != nil {
+				return "", fmt.Errorf("reading statement %d: %w", i+1, err)
+			}
+			if deep {
+				return "", &FormatError{0, fmt.Sprintf("statement %d nests more than %d levels deep, more than dfd formats: it was left as written", i+1, maxUnparseDepth)}
+			}
 		}
 		u, err := googlesql.Unparse(st)
 		if err != nil {

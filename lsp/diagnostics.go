@@ -104,6 +104,15 @@ func (s *Server) uriFor(path string) uri.URI {
 func (s *Server) convertDiagnostics(snap *workspace.Snapshot, ds []workspace.Diagnostic) (map[string][]protocol.Diagnostic, map[string]int32) {
 	out := map[string][]protocol.Diagnostic{}
 	versions := map[string]int32{}
+	// Every open buffer the compile saw gets its version, with diagnostics
+	// or without: the publication that clears a fixed file is about that
+	// text too, and a client that drops versionless ones or compares
+	// versions must not keep the old errors.
+	for _, doc := range snap.Docs {
+		if doc != nil {
+			versions[doc.Path] = doc.Version // canonical already, as the keys of out
+		}
+	}
 	mappers := map[string]*source.Mapper{}
 	mapperFor := func(path string) *source.Mapper {
 		if m, ok := mappers[path]; ok {
@@ -112,7 +121,6 @@ func (s *Server) convertDiagnostics(snap *workspace.Snapshot, ds []workspace.Dia
 		var m *source.Mapper
 		if rel, ok := workspace.RelSlash(snap.Root, path); ok && snap.Docs[rel] != nil {
 			m = snap.Docs[rel].Lines()
-			versions[path] = snap.Docs[rel].Version
 		} else if b, err := os.ReadFile(path); err == nil {
 			m = source.NewMapper(b)
 		}
@@ -162,15 +170,6 @@ func (s *Server) convertDiagnostics(snap *workspace.Snapshot, ds []workspace.Dia
 		}
 		pd.Data = s.diagnosticData(d, path, versions) // quick fixes (codeaction.go)
 		out[path] = append(out[path], pd)
-	}
-	// Every open buffer the compile saw gets its version, with diagnostics
-	// or without: the publication that clears a fixed file is about that
-	// text too, and a client that drops versionless ones or compares
-	// versions must not keep the old errors.
-	for rel, doc := range snap.Docs {
-		if doc != nil {
-			versions[workspace.CanonicalPath(filepath.Join(snap.Root, filepath.FromSlash(rel)))] = doc.Version
-		}
 	}
 	for p, list := range out {
 		sort.SliceStable(list, func(i, j int) bool {

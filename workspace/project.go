@@ -649,6 +649,9 @@ func settingsErrorDiagnostics(se *project.SettingsError) []Diagnostic {
 // a function"), where `dfd compile` of the saved file says what is wrong
 // and where.
 func settingsBufferError(root string, docs map[string]*Document) error {
+	if docs[project.WorkflowSettingsFile] == nil && docs[project.DataformJSONFile] == nil {
+		return nil // nothing open to read: no stat of the disk on every compile
+	}
 	path := settingsFile(root)
 	d := docs[filepath.Base(path)]
 	if d == nil {
