@@ -28,6 +28,7 @@ type fakeBackend struct {
 	compileGate   chan struct{} // when set, Compile waits on it (or ctx)
 	compileStart  chan struct{} // when set, signalled as Compile starts
 	panicCompile  bool
+	compilePanics int // compiles that panicked: a compile the test did not ask for may panic too
 	panicMetadata bool
 	cancelled     int // compiles that ended because their context did
 	// tables answers TableMetadata by target name; metadataGate, when
@@ -61,6 +62,9 @@ func (pb *fakeProjectBackend) Compile(ctx context.Context, req workspace.Compile
 	b.compiles++
 	b.lastOverlays = req.Overlays
 	gate, start, boom := b.compileGate, b.compileStart, b.panicCompile
+	if boom {
+		b.compilePanics++
+	}
 	b.mu.Unlock()
 	if start != nil {
 		select {
