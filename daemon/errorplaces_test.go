@@ -221,6 +221,17 @@ func TestCycleOnEachDependency(t *testing.T) {
 			"definitions/x.sqlx": nil,
 		},
 	}, {
+		name: "a JavaScript file with an action outside the cycle",
+		files: map[string]string{
+			"definitions/a.sqlx": view + "SELECT * FROM ${ref(\"b\")}\n",
+			"definitions/b.js": "publish(\"b\", {type: \"view\"}).query(ctx => `SELECT * FROM ${ctx.ref(\"a\")}`);\n" +
+				"publish(\"x\", {type: \"view\"}).query(ctx => `SELECT * FROM ${ctx.ref(\"a\")}`);\n",
+		},
+		want: map[string][]string{
+			"definitions/a.sqlx": {"1:21-1:22 b"},
+			"definitions/b.js":   {"0:68-0:69 a"},
+		},
+	}, {
 		name: "two cycles through one action",
 		files: map[string]string{
 			"definitions/a.sqlx": view + "SELECT * FROM ${ref(\"b\")} JOIN ${ref(\"c\")} USING (id)\n",

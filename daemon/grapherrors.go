@@ -101,10 +101,18 @@ func mapGraphError(root string, e *dataformpb.CompilationError, read fileReader,
 			mp := source.NewMapper(text)
 			found := false
 			deps := dependenciesAmong(a, members)
+			own, known := definedIn(a, text)
 			// Every edge inside the component lies on a cycle, so each
-			// mention of a member this one depends on is part of it.
+			// mention of a member this one depends on, within a's own
+			// definition, is part of it.
 			for _, dep := range deps {
+				if !known {
+					break
+				}
 				for _, sp := range sitesOf(text, mentionsOnly(dep, actions)) {
+					if sp.Start < own.Start || sp.End > own.End {
+						continue // another action of the file names dep
+					}
 					d := withSpan(newDiag(a.File), mp, sp)
 					d.RelatedPath, d.RelatedLine = definitionOf(root, dep, read)
 					d.RelatedDescription = dep.Target.String() + " is defined here"
@@ -216,6 +224,34 @@ func sitesOf(text []byte, match func(db, schema, name string) bool) []source.Spa
 		}
 	}
 	return out
+}
+
+// definedIn is the part of text that defines a: the whole file when it
+// defines one action, else a's definition (its call and chain of
+// methods); known=false when which definition is a's is not certain (a
+// name built at run time, two with one name), and then no mention in the
+// file is certainly a's.
+func definedIn(a *workspace.Action, text []byte) (own source.Span, known bool) {
+	defs := source.ScanNames(a.File, text).Defs
+	if len(defs) <= 1 {
+		return source.Span{Start: 0, End: len(text)}, true
+	}
+	name, found := definitionName(a), -1
+	for i, d := range defs {
+		if d.NameComputed {
+			return source.Span{}, false
+		}
+		if d.Name.Value == name {
+			if found >= 0 {
+				return source.Span{}, false
+			}
+			found = i
+		}
+	}
+	if found < 0 {
+		return source.Span{}, false
+	}
+	return defs[found].Span, true
 }
 
 // dependenciesAmong are the members a depends on, as core resolved its
