@@ -108,6 +108,7 @@ func (op *openProject) jitDiagnostics(ctx context.Context, ms metaSource, g *dat
 			}
 			d := jitFailureDiagnostic(root, j.file, j.name, j.code, stack, overlays[j.file])
 			d.Message = "JiT code of " + j.full + " failed: " + msg
+			onFreeName(&d, j.code, msg, stack, overlays[j.file])
 			mu.Lock()
 			out = append(out, d)
 			mu.Unlock()
@@ -226,6 +227,43 @@ func jitFailureDiagnostic(root, file, name, code, stack string, text []byte) wor
 	d.Col = at - m.OffsetBytes(d.Line, 0)
 	d.EndLine = -1
 	return d
+}
+
+var referenceErrorRE = regexp.MustCompile(`ReferenceError: ([\p{L}\p{N}_$]+) is not defined`)
+
+// onFreeName turns the failure d of code into the free-variable warning's
+// confirmation when the code threw a ReferenceError at a use of a name
+// jitFreeNameDiagnostics warns about: d goes on the name, replaces the
+// warning there and says why the name is missing. Engines place the throw
+// at the name (V8) or at the call after it (goja), so the use is the last
+// one of the name on the throw's line that starts at or before it.
+func onFreeName(d *workspace.Diagnostic, code, msg, stack string, text []byte) {
+	m := referenceErrorRE.FindStringSubmatch(msg)
+	if m == nil || text == nil || d.EndLine >= 0 {
+		return // not a ReferenceError, or not placed on the line that threw
+	}
+	off, ok := source.JitThrowOffset(stack, code)
+	if !ok {
+		return
+	}
+	uses, ok := source.JitFreeNames(code)
+	if !ok {
+		return
+	}
+	start := -1
+	for _, u := range uses {
+		if u.Name == m[1] && u.Span.Start <= off && !strings.Contains(code[u.Span.Start:off], "\n") {
+			start = u.Span.Start
+		}
+	}
+	mp := source.NewMapper(text)
+	at := mp.OffsetBytes(d.Line, d.Col) - (off - start)
+	if start < 0 || at < 0 || at+len(m[1]) > len(text) || string(text[at:at+len(m[1])]) != m[1] {
+		return
+	}
+	*d = withSpan(*d, mp, source.Span{Start: at, End: at + len(m[1])})
+	d.Replaces = jitFreeVariableCode
+	d.Message += ": " + jitScopeAdvice(m[1])
 }
 
 var jitCodeCallRE = regexp.MustCompile(`\.\s*jitCode\s*\(`)

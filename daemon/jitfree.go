@@ -63,9 +63,8 @@ func jitFreeNameDiagnostics(root string, g *dataformpb.CompiledGraph, paths []st
 						Path:     filepath.Join(root, filepath.FromSlash(file)),
 						Severity: workspace.SeverityWarning,
 						Source:   "dfd",
-						Code:     "jit-free-variable",
-						Message: "`" + u.Name + "` is not defined when the JiT code runs: JiT code travels as text, " +
-							"without its module's scope; define it inside the function",
+						Code:     jitFreeVariableCode,
+						Message:  "`" + u.Name + "` is not defined when the JiT code runs: " + jitScopeAdvice(u.Name),
 					}, m, source.Span{Start: off, End: off + len(u.Name)})
 					out = append(out, d)
 				}
@@ -74,6 +73,13 @@ func jitFreeNameDiagnostics(root string, g *dataformpb.CompiledGraph, paths []st
 		}
 	}
 	return dedupe(out)
+}
+
+const jitFreeVariableCode = "jit-free-variable"
+
+// jitScopeAdvice says why name is not defined in JiT code and what to do.
+func jitScopeAdvice(name string) string {
+	return "JiT code travels as text, without its module's scope; define `" + name + "` inside the function"
 }
 
 // writtenAt are the offsets in text of offset off of JiT code: where the

@@ -4,14 +4,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/dfdtools/dfd/daemon"
 	"github.com/dfdtools/dfd/internal/fakeeditor"
 	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/lsp"
 )
 
@@ -130,5 +133,54 @@ func TestJitFreeVariableNoFalseAlarms(t *testing.T) {
 			}
 			t.Logf("%d JiT actions, no warning", g.jit)
 		})
+	}
+}
+
+// When the JiT check runs the code of an open file and it fails with the
+// ReferenceError a free-variable warning predicted, the two are one
+// diagnostic: the check's Error, on the name, saying why. The warnings
+// the run did not reach stay. In process and in a worker alike.
+func TestJitFreeVariableFailureIsOneDiagnostic(t *testing.T) {
+	t.Run("in process", func(t *testing.T) { testJitFreeVariableFailure(t, daemon.BackendOptions{}) })
+	t.Run("worker", func(t *testing.T) {
+		pools := jit.NewPools(jit.PoolOptions{Workers: 1, Command: []string{os.Args[0], "worker"}, Env: []string{benchWorkerEnv + "=1"}})
+		t.Cleanup(func() { _ = pools.Close() })
+		testJitFreeVariableFailure(t, daemon.BackendOptions{NewRunner: daemon.NewPooled(pools)})
+	})
+}
+
+func testJitFreeVariableFailure(t *testing.T, backend daemon.BackendOptions) {
+	root := jitWorkspace(t)
+	file := filepath.Join(root, "definitions", "jit", "free.js")
+	const text = "const LIMIT = 10;\nconst helper = (x) => x;\n\n" +
+		"publish(\"uses_helper\", { type: \"table\" }).jitCode(async (jctx) => {\n" +
+		"  const n = helper(1);\n" +
+		"  return `SELECT ${n} LIMIT ${LIMIT}`;\n" +
+		"});\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, serverConfig{backend: backend, editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{"metadata": map[string]any{"snapshot": snapshotPath()}}})})
+	s.init(t, root)
+	mark := s.checksEnded()
+	if err := s.ed.Open(s.ctx, file); err != nil {
+		t.Fatal(err)
+	}
+	s.awaitChecked(t, mark)
+	ds := s.awaitDiags(t, file, "the JiT failure", func(ds []protocol.Diagnostic) bool { return hasMessage(ds, "uses_helper failed") })
+	var got []string
+	for _, d := range ds {
+		got = append(got, fmt.Sprintf("%d:%d %s %s", d.Range.Start.Line+1, d.Range.Start.Character+1, rangeText(t, file, d.Range), fmt.Sprint(d.Code)))
+		if fmt.Sprint(d.Code) == "jit-failed" {
+			if msg := fakeeditor.Message(d); d.Severity != protocol.DiagnosticSeverityError || !strings.Contains(msg, "ReferenceError: helper is not defined") ||
+				!strings.Contains(msg, "without its module's scope; define `helper` inside the function") {
+				t.Errorf("the failure: %v %q", d.Severity, msg)
+			}
+		}
+	}
+	// helper(1) threw: one Error on it; LIMIT was never reached: its
+	// warning stays.
+	if want := []string{"5:13 helper jit-failed", "6:31 LIMIT jit-free-variable"}; !slices.Equal(got, want) {
+		t.Errorf("diagnostics %q, want %q", got, want)
 	}
 }

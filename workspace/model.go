@@ -129,6 +129,11 @@ type Diagnostic struct {
 	// metadata source knows).
 	Fixes      []Fix
 	Unresolved *Target
+	// Replaces is the code of a compile-phase diagnostic that this
+	// later-phase one confirms (a JiT run failing as a warning foresaw):
+	// such a diagnostic on the same path and start is not published
+	// beside it.
+	Replaces string
 }
 
 // JitResult is the SQL that running an action's JiT code produced.

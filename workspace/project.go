@@ -546,7 +546,7 @@ func (p *Project) check(snap *Snapshot) (superseded, ok bool) {
 		later = []Diagnostic{}
 	}
 	p.later, p.laterOf = later, snap
-	all := append(append([]Diagnostic(nil), p.compileDiags...), later...)
+	all := combine(p.compileDiags, later)
 	p.mu.Unlock()
 	p.s.log.Debug("checked", "project", p.root, "version", snap.Version, "diagnostics", len(later), "elapsed", time.Since(start))
 	p.s.events.Diagnostics(p.root, snap, all)
@@ -568,10 +568,33 @@ func (p *Project) publish(snap *Snapshot, diags []Diagnostic) {
 	p.compileDiags = diags
 	close(p.snapCh)
 	p.snapCh = make(chan struct{})
-	all := append(append([]Diagnostic(nil), diags...), carried...)
+	all := combine(diags, carried)
 	p.mu.Unlock()
 	p.s.events.Diagnostics(p.root, snap, all)
 	p.s.events.Compiled(snap)
+}
+
+// combine are a snapshot's diagnostics: those of its compile phase, but
+// for those a later one replaces (Diagnostic.Replaces), and the later
+// phase's.
+func combine(compile, later []Diagnostic) []Diagnostic {
+	type at struct {
+		path, code string
+		line, col  int
+	}
+	replaced := map[at]bool{}
+	for _, d := range later {
+		if d.Replaces != "" {
+			replaced[at{d.Path, d.Replaces, d.Line, d.Col}] = true
+		}
+	}
+	out := make([]Diagnostic, 0, len(compile)+len(later))
+	for _, d := range compile {
+		if !replaced[at{d.Path, d.Code, d.Line, d.Col}] {
+			out = append(out, d)
+		}
+	}
+	return append(out, later...)
 }
 
 // carryForward are the later-phase diagnostics of prev that still stand on

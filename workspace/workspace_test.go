@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -368,5 +369,32 @@ func TestAdaptiveDebounce(t *testing.T) {
 	s.SaveDocument(path, nil)
 	if _, err := p.Await(ctx, typed); err != nil {
 		t.Fatalf("a save did not compile at once: %v", err)
+	}
+}
+
+// A later-phase diagnostic that confirms a compile-phase one replaces it
+// where both start, and only there and with that code.
+func TestCombineReplaces(t *testing.T) {
+	warn := func(path string, line, col int, code string) Diagnostic {
+		return Diagnostic{Path: path, Line: line, Col: col, Code: code, Severity: SeverityWarning}
+	}
+	compile := []Diagnostic{
+		warn("/p/a.js", 4, 12, "jit-free-variable"), // confirmed
+		warn("/p/a.js", 5, 30, "jit-free-variable"), // another place
+		warn("/p/a.js", 4, 12, "other"),             // another code
+		warn("/p/b.js", 4, 12, "jit-free-variable"), // another file
+	}
+	later := []Diagnostic{{Path: "/p/a.js", Line: 4, Col: 12, Code: "jit-failed", Replaces: "jit-free-variable"}}
+	got := combine(compile, later)
+	var keys []string
+	for _, d := range got {
+		keys = append(keys, filepath.Base(d.Path)+":"+strconv.Itoa(d.Line)+":"+strconv.Itoa(d.Col)+" "+d.Code)
+	}
+	want := "a.js:5:30 jit-free-variable, a.js:4:12 other, b.js:4:12 jit-free-variable, a.js:4:12 jit-failed"
+	if strings.Join(keys, ", ") != want {
+		t.Errorf("combine: %s\nwant %s", strings.Join(keys, ", "), want)
+	}
+	if len(compile) != 4 {
+		t.Errorf("combine changed its input")
 	}
 }
