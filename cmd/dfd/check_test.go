@@ -81,6 +81,10 @@ func TestCheckCommandExample(t *testing.T) {
 	if strings.Contains(string(res.stdout), ": error: ") || strings.Contains(string(res.stdout), ": warning: ") {
 		t.Errorf("findings on the example:\n%s", res.stdout)
 	}
+	// Nor a hedged one: the example is what users copy.
+	if strings.Contains(string(res.stdout), "GoogleSQL's analyzer reports") {
+		t.Errorf("GoogleSQL doubts the example's SQL:\n%s", res.stdout)
+	}
 	if !strings.Contains(string(res.stderr), "statement(s) analysed") {
 		t.Errorf("no summary:\n%s", res.stderr)
 	}

@@ -19,7 +19,7 @@ assert("daily_clicks_volume", {
     threshold = 1; // the query failed
   }
   return {
-    query: `SELECT click_date, SUM(clicks) AS clicks
+    query: `SELECT click_date, SUM(clicks) AS total_clicks
 FROM ${jctx.ref("daily_clicks")}
 WHERE click_date = DATE_SUB(CURRENT_DATE(), INTERVAL 1 DAY)
 GROUP BY click_date
