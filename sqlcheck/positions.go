@@ -3,8 +3,8 @@ package sqlcheck
 import (
 	"path"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/dfdtools/dfd/gsql"
 	"github.com/dfdtools/dfd/source"
 )
 
@@ -51,7 +51,7 @@ func (c *checker) place(a *action, label, sql string, line, col int) Finding {
 	}
 	off, ok := -1, false
 	if line > 0 {
-		so := stmtOffset(sql, line, col)
+		so := gsql.Offset(sql, line, col)
 		if src.sqlx != nil {
 			off, f.MappedToPlacement, ok = alignSQLX(src, label, sql, so)
 		}
@@ -81,57 +81,6 @@ func (c *checker) place(a *action, label, sql string, line, col int) Finding {
 
 func isWord(b byte) bool {
 	return b == '_' || b == '`' || b == '.' || ('0' <= b && b <= '9') || ('a' <= b && b <= 'z') || ('A' <= b && b <= 'Z') || b >= 0x80
-}
-
-// stmtOffset is the byte offset of (line, col) in sql. GoogleSQL's lines
-// and columns are 1-based, its columns counted in characters (code
-// points) with a tab advancing to the next multiple of 8, as measured
-// with 'Größe → 🙂' and a tab before an error (sqlcheck_test.go).
-func stmtOffset(sql string, line, col int) int {
-	off := 0
-	for l := 1; l < line; l++ {
-		// GoogleSQL's lines end at \n, \r\n or a lone \r.
-		i := strings.IndexAny(sql[off:], "\r\n")
-		if i < 0 {
-			return len(sql)
-		}
-		off += i + 1
-		if sql[off-1] == '\r' && off < len(sql) && sql[off] == '\n' {
-			off++
-		}
-	}
-	for vis := 1; off < len(sql) && sql[off] != '\n' && sql[off] != '\r'; {
-		next := nextColumn(vis, sql[off])
-		if next > col {
-			break
-		}
-		vis = next
-		_, size := utf8.DecodeRuneInString(sql[off:])
-		off += size
-	}
-	return off
-}
-
-// nextColumn is GoogleSQL's column after a character starting with byte b
-// at column vis.
-func nextColumn(vis int, b byte) int {
-	if b == '\t' {
-		return ((vis-1)/8+1)*8 + 1
-	}
-	return vis + 1
-}
-
-// columnOf is GoogleSQL's 1-based column of byte offset off of its line
-// text, the inverse of stmtOffset.
-func columnOf(line string, off int) int {
-	vis := 1
-	for i := range line {
-		if i >= off {
-			break
-		}
-		vis = nextColumn(vis, line[i])
-	}
-	return vis
 }
 
 // definition is where action a is defined: the config block of a .sqlx

@@ -862,7 +862,7 @@ func positionOf(sql, name string) (int, int) {
 	}
 	line := 1 + strings.Count(sql[:off], "\n")
 	ls := strings.LastIndexByte(sql[:off], '\n') + 1
-	return line, columnOf(sql[ls:], off-ls)
+	return line, gsql.ColumnOf(sql[ls:], off-ls)
 }
 
 // why says why a statement was skipped; for unknown tables, the project's
