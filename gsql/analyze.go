@@ -78,6 +78,8 @@ type Catalog struct {
 	// (a templated ANY TYPE argument) or when two actions declare it
 	// differently — calls to those are never reported.
 	tempFns map[string]bool
+	// script holds the variables the current script declared (script.go).
+	script *scriptScope
 	// tempTables are the tables CREATE TEMP TABLE statements created, by
 	// lower-case name: dfd does not keep their schemas (another action
 	// may create one of the same name), so statements reading them are
@@ -500,6 +502,9 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 	if why != "" {
 		return Analysis{Skipped: why}, nil
 	}
+	if st.script != nil {
+		return c.analyzeScript(ctx, stmt, st.script)
+	}
 	if st.tempTable != "" || st.tempFunction != "" {
 		sum := sha256.Sum256([]byte(stmt))
 		c.declared = append(c.declared, hex.EncodeToString(sum[:8]))
@@ -531,6 +536,17 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 	if len(unknown) > 0 {
 		return Analysis{Skipped: "reads " + strings.Join(unknown, ", ") + ", whose schema dfd does not know", Unknown: unknown}, nil
 	}
+	if st.declares != nil {
+		if c.uses != nil {
+			// Analysed (and its variables declared) by the check already;
+			// its default's column uses are not looked for.
+			return Analysis{Skipped: "dfd does not look into DECLARE statements for column uses"}, nil
+		}
+		return c.declareVariables(ctx, stmt, *st.declares)
+	}
+	if st.assigns != nil && c.uses == nil {
+		return c.assign(ctx, stmt, *st.assigns)
+	}
 	// The statement parsed above is resolved as it is: parsing is a third
 	// of an analysis.
 	if c.uses != nil {
@@ -544,7 +560,7 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 		}()
 	}
 	wasmGarbage(stmt)
-	out, err := googlesql.AnalyzeStatementFromParserAST(st.node, c.opts, stmt, c.cat, c.tf)
+	out, err := googlesql.AnalyzeStatementFromParserAST(st.node, c.opts, stmt, c.catalog(), c.tf)
 	runtime.KeepAlive(st.out)
 	if err != nil {
 		p := problemOf(err.Error())
@@ -937,6 +953,13 @@ type parsedStatement struct {
 	createsTable bool
 	tempTable    string
 	tempFunction string
+	// script are the spans of the statements of a script of several,
+	// which Analyze analyses one by one (nil for one statement).
+	script [][2]int
+	// declares is set for a DECLARE that declares variables dfd can type,
+	// assigns for a SET of one variable.
+	declares *declaration
+	assigns  *assignment
 	// node is the statement as parsed, which the analyzer resolves
 	// without parsing it again; out owns it.
 	node googlesql.ASTStatementNode
@@ -970,13 +993,38 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 		return st, noStatement, nil
 	}
 	if n != 1 {
-		return st, fmt.Sprintf("a script of %d statements is not analysed", n), nil
+		why := fmt.Sprintf("a script of %d statements is not analysed", n)
+		if c.uses != nil {
+			return st, why, nil // column uses are looked for one statement at a time
+		}
+		for i := int32(0); i < n; i++ {
+			s, err := list.StatementList(i)
+			if err != nil {
+				return st, "", err
+			}
+			start, end, ok := astSpan(s)
+			if !ok || end > len(stmt) {
+				return parsedStatement{}, why, nil
+			}
+			st.script = append(st.script, [2]int{start, end})
+		}
+		return st, "", nil
 	}
 	s, err := list.StatementList(0)
 	if err != nil {
 		return st, "", err
 	}
 	st.node, st.out = s, out
+	if d, ok := s.(*googlesql.ASTVariableDeclaration); ok {
+		if decl, ok := declarationOf(stmt, d); ok {
+			st.declares = &decl
+		}
+	}
+	if a, ok := s.(*googlesql.ASTSingleAssignment); ok {
+		if as, ok := assignmentOf(stmt, a); ok {
+			st.assigns = &as
+		}
+	}
 	if ct, ok := s.(*googlesql.ASTCreateTableStatement); ok {
 		st.createsTable = true
 		if temp, err := ct.IsTemp(); err == nil && temp {
@@ -1097,7 +1145,8 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 }
 
 // StateKey identifies what the statements analysed so far declared that
-// later analyses see (temporary functions and tables): two analyses of one
+// later analyses see (temporary functions and tables, the script's
+// variables): two analyses of one
 // statement against the same tables and the same StateKey give the same
 // answer, so callers may remember answers under it. A statement after
 // which StateKey changed declared something: its analysis must run again
@@ -1105,7 +1154,7 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 func (c *Catalog) StateKey() string { return c.stateKey }
 
 func (c *Catalog) computeStateKey() string {
-	if len(c.declared) == 0 {
+	if len(c.declared) == 0 && c.script == nil {
 		return ""
 	}
 	parts := []string{strings.Join(c.declared, ";")}
@@ -1114,6 +1163,11 @@ func (c *Catalog) computeStateKey() string {
 	}
 	for name := range c.tempTables {
 		parts = append(parts, "t:"+name)
+	}
+	if c.script != nil {
+		for name, typ := range c.script.vars {
+			parts = append(parts, "v:"+name+":"+typ)
+		}
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ",")

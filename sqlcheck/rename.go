@@ -266,7 +266,13 @@ func (r *renameRun) statement(c *checker, a *action, label, sql string, an gsql.
 		return nil
 	}
 	if declares(sql) {
-		r.block(a, label, sql, 0, "it declares a temporary function or table, which dfd does not rename in")
+		r.block(a, label, sql, 0, "it declares a temporary function or table, or script variables, which dfd does not rename in")
+		return nil
+	}
+	if c.cat.HasVariable(r.plan.req.NewName) {
+		// A column of the new name would take the variable's place
+		// wherever the statement uses the variable.
+		r.block(a, label, sql, 0, "its script declares a variable "+r.plan.req.NewName)
 		return nil
 	}
 	if isTarget && (label == "query" || label == "incremental query") {
@@ -391,7 +397,7 @@ func quoteLike(old, name string) string {
 	return name
 }
 
-// declares reports whether sql is a CREATE TEMP FUNCTION / TABLE (whose
+// declares reports whether sql is a DECLARE or a CREATE TEMP FUNCTION / TABLE (whose
 // analysis declares something: it is not analysed twice).
 func declares(sql string) bool {
 	toks, err := gsql.Tokens(sql)
@@ -403,6 +409,9 @@ func declares(sql string) bool {
 		if t.Kind == gsql.Word && len(words) < 4 {
 			words = append(words, strings.ToUpper(sql[t.Start:t.End]))
 		}
+	}
+	if len(words) > 0 && words[0] == "DECLARE" {
+		return true
 	}
 	return len(words) >= 2 && words[0] == "CREATE" && (words[1] == "TEMP" || words[1] == "TEMPORARY" ||
 		len(words) >= 4 && words[1] == "OR" && (words[3] == "TEMP" || words[3] == "TEMPORARY"))

@@ -34,6 +34,7 @@ func TestColumnWords(t *testing.T) {
 func TestDeclares(t *testing.T) {
 	for sql, want := range map[string]bool{
 		"CREATE TEMP FUNCTION f(x INT64) AS (x)":             true,
+		"DECLARE since DATE DEFAULT CURRENT_DATE()":          true,
 		"create or replace temporary table t AS SELECT 1":    true,
 		"-- note\nCREATE TEMP TABLE t AS SELECT 1":           true,
 		"CREATE TABLE d.t AS SELECT 1":                       false,

@@ -632,36 +632,53 @@ func (c *checker) action(a *action) error {
 	if a.jit && !c.jitSQL(a) {
 		return nil // its SQL exists only when its JiT code runs
 	}
-	type stmt struct{ label, sql string }
+	// quiet: a statement the incremental variant shares with the full
+	// one, analysed again for what it declares but reported once.
+	type stmt struct {
+		label, sql string
+		quiet      bool
+	}
 	script := func(prefix string, pre []string, query string, queries, post []string) []stmt {
 		var out []stmt
 		for i, s := range pre {
-			out = append(out, stmt{fmt.Sprintf("%spre_operations[%d]", prefix, i), s})
+			out = append(out, stmt{label: fmt.Sprintf("%spre_operations[%d]", prefix, i), sql: s})
 		}
 		if query != "" {
-			out = append(out, stmt{prefix + "query", query})
+			out = append(out, stmt{label: prefix + "query", sql: query})
 		}
 		for i, s := range queries {
-			out = append(out, stmt{fmt.Sprintf("queries[%d]", i), s})
+			out = append(out, stmt{label: fmt.Sprintf("queries[%d]", i), sql: s})
 		}
 		for i, s := range post {
-			out = append(out, stmt{fmt.Sprintf("%spost_operations[%d]", prefix, i), s})
+			out = append(out, stmt{label: fmt.Sprintf("%spost_operations[%d]", prefix, i), sql: s})
 		}
 		return out
 	}
 	run := func(stmts []stmt) error {
+		c.cat.EndScript() // each script declares its own variables
 		blind := ""
 		for _, s := range stmts {
 			if blind != "" {
+				if s.quiet {
+					continue
+				}
 				c.res.Skipped++ // the hint on the statement that blinded it says enough
 				if c.rename != nil {
 					c.rename.blinded(c, a, s.label, s.sql, blind)
 				}
 				continue
 			}
+			ran, remembered := c.res.Ran, c.res.Remembered
 			an, err := c.analyze(s.sql)
 			if err != nil {
 				return err
+			}
+			if s.quiet {
+				c.res.Ran, c.res.Remembered = ran, remembered // counted with the full variant
+				if an.Skipped != "" {
+					blind = "it runs after " + s.label + ", which dfd does not analyse (it may declare what this uses)"
+				}
+				continue
 			}
 			if c.rename != nil {
 				if err := c.rename.statement(c, a, s.label, s.sql, an); err != nil {
@@ -693,14 +710,14 @@ func (c *checker) action(a *action) error {
 		return nil
 	}
 	// Statements the incremental variant shares with the full one were
-	// analysed (and reported) above.
-	var inc []stmt
-	for _, s := range script("incremental ", a.incPreOps, a.incQuery, nil, a.incPostOps) {
-		if !slices.Contains(a.preOps, s.sql) && !slices.Contains(a.postOps, s.sql) && s.sql != a.query {
-			inc = append(inc, s)
-		}
+	// reported above: they run again quietly, for what they declare.
+	inc := script("incremental ", a.incPreOps, a.incQuery, nil, a.incPostOps)
+	own := false
+	for i, s := range inc {
+		inc[i].quiet = slices.Contains(a.preOps, s.sql) || slices.Contains(a.postOps, s.sql) || s.sql == a.query
+		own = own || !inc[i].quiet
 	}
-	if len(inc) == 0 {
+	if !own {
 		return nil
 	}
 	return run(inc)

@@ -18,15 +18,15 @@ import (
 // a table no longer resolved) and the zero-error result would prove less;
 // more is progress, and the number here should be raised.
 var realCheckMinAnalysed = map[string]int{
-	// 894 of 895 read the service's Airbyte tables (undocumented, not in
-	// the snapshot) or follow from scripts and DECLARE statements.
-	"dfe_analytics_dataform": 1,
+	// The rest read the service's Airbyte tables (undocumented, not in
+	// the snapshot), INFORMATION_SCHEMA, or actions that do.
+	"dfe_analytics_dataform": 299,
 	// samples.github_timeline's schema is not in the snapshot, and one
 	// view reads two-part names that are no table.
 	"extreme_weather_programming": 1,
 	"fivetran_log":                25,
 	// The Google Ads transfer views' schemas are not in the snapshot.
-	"marketing_analytics_jumpstart": 63,
+	"marketing_analytics_jumpstart": 66,
 	"stackoverflow_reporter":        9,
 }
 

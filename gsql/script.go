@@ -1,0 +1,279 @@
+package gsql
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/goccy/go-googlesql"
+)
+
+// BigQuery scripts: an action's statements run as one script, and its
+// pre_operations often DECLARE variables that the query then uses
+// (DECLARE cutoff DEFAULT (SELECT MAX(ts) FROM ${self()})), or hold
+// several statements in one string. GoogleSQL's analyzer takes neither: it
+// resolves one statement at a time and has no script variables. dfd
+// analyses a script's statements one by one, and declares each variable as
+// a constant of its type in a catalog of the script's own, consulted
+// before the project's (a MultiCatalog): a bare name then resolves to a
+// column of the query first and to the variable otherwise, which is
+// BigQuery's rule ("a column takes precedence over a variable of the same
+// name").
+
+// scriptScope holds the variables of the script being analysed.
+type scriptScope struct {
+	cat   *googlesql.SimpleCatalog
+	multi *googlesql.MultiCatalog
+	// consts own what the catalogs above only point at (they are added
+	// unowned, so that whichever finalizer runs first frees nothing the
+	// other still uses).
+	consts []*googlesql.SimpleConstant
+	vars   map[string]string // lower-case name: its type, for StateKey
+}
+
+// EndScript forgets the variables the statements analysed so far
+// declared: the next statement starts a script of its own (another
+// action's, or an incremental table's other variant).
+func (c *Catalog) EndScript() {
+	if c.script == nil {
+		return
+	}
+	c.script = nil
+	c.stateKey = c.computeStateKey()
+}
+
+// HasVariable reports whether the current script declared a variable of
+// this name (case-insensitive, as BigQuery's variables are).
+func (c *Catalog) HasVariable(name string) bool {
+	if c.script == nil {
+		return false
+	}
+	_, ok := c.script.vars[strings.ToLower(name)]
+	return ok
+}
+
+// catalog is what a statement is resolved against: the project's tables
+// and functions, and the script's variables once it declared some.
+func (c *Catalog) catalog() googlesql.CatalogNode {
+	if c.script != nil {
+		return c.script.multi
+	}
+	return c.cat
+}
+
+// declaration is a DECLARE statement as parsed: its names, and the text
+// (with its offset in the statement) of its type and of its default.
+type declaration struct {
+	names                 []string
+	typeText, defaultText string
+	defaultAt             int
+}
+
+func declarationOf(stmt string, d *googlesql.ASTVariableDeclaration) (declaration, bool) {
+	var out declaration
+	list, err := d.VariableList()
+	if err != nil || list == nil {
+		return out, false
+	}
+	n, err := list.NumChildren()
+	if err != nil || n == 0 {
+		return out, false
+	}
+	for i := int32(0); i < n; i++ {
+		id, err := list.IdentifierList(i)
+		if err != nil || id == nil {
+			return out, false
+		}
+		name, err := id.GetAsString()
+		if err != nil || name == "" {
+			return out, false
+		}
+		out.names = append(out.names, name)
+	}
+	if t, err := d.Type(); err == nil && t != nil {
+		s, e, ok := astSpan(t)
+		if !ok || e > len(stmt) {
+			return out, false
+		}
+		out.typeText = stmt[s:e]
+	}
+	if v, err := d.DefaultValue(); err == nil && v != nil {
+		s, e, ok := astSpan(v)
+		if !ok || e > len(stmt) {
+			return out, false
+		}
+		out.defaultText, out.defaultAt = stmt[s:e], s
+	}
+	return out, out.typeText != "" || out.defaultText != ""
+}
+
+// assignment is a SET of one variable the script declared: its name, and
+// the text of its value with its offset in the statement.
+type assignment struct {
+	name, valueText string
+	valueAt         int
+}
+
+func assignmentOf(stmt string, a *googlesql.ASTSingleAssignment) (assignment, bool) {
+	id, err := a.Variable()
+	if err != nil || id == nil {
+		return assignment{}, false
+	}
+	name, err := id.GetAsString()
+	if err != nil || name == "" {
+		return assignment{}, false
+	}
+	v, err := a.Expression()
+	if err != nil || v == nil {
+		return assignment{}, false
+	}
+	s, e, ok := astSpan(v)
+	if !ok || e > len(stmt) {
+		return assignment{}, false
+	}
+	return assignment{name: name, valueText: stmt[s:e], valueAt: s}, true
+}
+
+// assign analyses a SET of a declared variable: its value must be a valid
+// expression (analysed as SELECT (value)). Whether the value's type may be
+// assigned to the variable's is BigQuery's rule, which dfd leaves to it.
+func (c *Catalog) assign(ctx context.Context, stmt string, a assignment) (Analysis, error) {
+	if !c.HasVariable(a.name) {
+		return Analysis{Skipped: "it sets " + a.name + ", which its script did not declare before it"}, nil
+	}
+	const open = "SELECT ("
+	an, err := c.Analyze(ctx, open+a.valueText+")")
+	if err != nil || an.Skipped != "" {
+		return an, err
+	}
+	if an.Problem != nil {
+		return Analysis{Problem: moved(an.Problem, open+a.valueText+")", stmt, a.valueAt-len(open))}, nil
+	}
+	return Analysis{}, nil
+}
+
+// declareVariables analyses a DECLARE: its default must be a valid expression
+// (analysed as SELECT (default)), its type one GoogleSQL knows (analysed
+// as SELECT CAST(NULL AS type)); the variables then get the type, else
+// the default's. A problem in either is reported where the statement has
+// it; a default dfd cannot analyse skips the statement, and so does
+// declaring a name twice in one script.
+func (c *Catalog) declareVariables(ctx context.Context, stmt string, d declaration) (Analysis, error) {
+	var typ Type
+	if d.typeText == "" && strings.EqualFold(strings.TrimSpace(d.defaultText), "NULL") {
+		// GoogleSQL types a bare NULL as INT64; whether BigQuery's
+		// variable is one, dfd does not know.
+		return Analysis{Skipped: "its type is neither given nor told by its default (NULL)"}, nil
+	}
+	if d.defaultText != "" {
+		const open = "SELECT ("
+		an, err := c.Analyze(ctx, open+d.defaultText+")")
+		if err != nil || an.Skipped != "" {
+			return an, err
+		}
+		if an.Problem != nil {
+			return Analysis{Problem: moved(an.Problem, open+d.defaultText+")", stmt, d.defaultAt-len(open))}, nil
+		}
+		if len(an.Columns) != 1 {
+			return Analysis{Skipped: "dfd could not tell the type of its default"}, nil
+		}
+		typ = an.Columns[0].Type
+	}
+	if d.typeText != "" {
+		an, err := c.Analyze(ctx, "SELECT CAST(NULL AS "+d.typeText+")")
+		if err != nil || an.Skipped != "" {
+			return an, err
+		}
+		if an.Problem != nil || len(an.Columns) != 1 {
+			return Analysis{Skipped: "dfd could not read its type (" + d.typeText + ")"}, nil
+		}
+		typ = an.Columns[0].Type
+	}
+	for _, name := range d.names {
+		if c.HasVariable(name) {
+			return Analysis{Skipped: "it declares " + name + " a second time"}, nil
+		}
+	}
+	gt, err := c.gsqlType(typ)
+	if err != nil {
+		return Analysis{Skipped: "dfd cannot model its type (" + err.Error() + ")"}, nil
+	}
+	for _, name := range d.names {
+		if err := c.addVariable(name, typ, gt); err != nil {
+			return Analysis{}, err
+		}
+	}
+	c.stateKey = c.computeStateKey()
+	return Analysis{}, nil
+}
+
+// addVariable declares name, of type gt, for the rest of the script.
+func (c *Catalog) addVariable(name string, t Type, gt googlesql.Googlesql_TypeNode) error {
+	if c.script == nil {
+		cat, err := googlesql.NewSimpleCatalog("script", c.tf)
+		if err != nil {
+			return fmt.Errorf("script catalog: %w", err)
+		}
+		multi, err := googlesql.NewMultiCatalogCreate("dfd", []googlesql.CatalogNode{cat, c.cat})
+		if err != nil {
+			return fmt.Errorf("script catalog: %w", err)
+		}
+		c.script = &scriptScope{cat: cat, multi: multi, vars: map[string]string{}}
+	}
+	v, err := googlesql.NewValueNull(gt)
+	if err != nil {
+		return fmt.Errorf("variable %s: %w", name, err)
+	}
+	k, err := googlesql.NewSimpleConstantCreate([]string{name}, v)
+	if err != nil {
+		return fmt.Errorf("variable %s: %w", name, err)
+	}
+	if err := c.script.cat.AddConstant(k); err != nil {
+		return fmt.Errorf("variable %s: %w", name, err)
+	}
+	c.script.consts = append(c.script.consts, k)
+	c.script.vars[strings.ToLower(name)] = t.String()
+	return nil
+}
+
+// analyzeScript analyses the statements of a script (stmt, its statements
+// at spans) in order, as one script runs them: the first problem or skip
+// ends it, with the statement's place in stmt.
+func (c *Catalog) analyzeScript(ctx context.Context, stmt string, spans [][2]int) (Analysis, error) {
+	for i, sp := range spans {
+		sub := stmt[sp[0]:sp[1]]
+		an, err := c.Analyze(ctx, sub)
+		if err != nil {
+			return an, err
+		}
+		switch {
+		case an.Problem != nil:
+			return Analysis{Problem: moved(an.Problem, sub, stmt, sp[0])}, nil
+		case an.Skipped != "":
+			an.Skipped = fmt.Sprintf("statement %d of %d: %s", i+1, len(spans), an.Skipped)
+			return an, nil
+		}
+	}
+	return Analysis{}, nil
+}
+
+// moved is p, found in text, at its place in stmt, where text is written
+// from byte offset at (negative: text starts with that much of its own).
+func moved(p *Problem, text, stmt string, at int) *Problem {
+	out := *p
+	if p.Line == 0 {
+		return &out
+	}
+	off := Offset(text, p.Line, p.Column) + at
+	out.Line, out.Column = Position(stmt, min(max(off, 0), len(stmt)))
+	return &out
+}
+
+// astSpan is the byte range of a parse tree node in the text parsed.
+func astSpan(n googlesql.ASTNode) (start, end int, ok bool) {
+	r, err := n.GetParseLocationRange()
+	if err != nil || r == nil {
+		return 0, 0, false
+	}
+	return rangeOffsets(r)
+}

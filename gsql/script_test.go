@@ -1,0 +1,162 @@
+package gsql
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// A script's statements are analysed in order, its DECLAREd variables
+// typed and resolved by bare name in the statements after them (a column
+// of the same name first, as in BigQuery), until EndScript.
+func TestAnalyzeScripts(t *testing.T) {
+	ctx := context.Background()
+	type step struct {
+		sql string
+		// want: "" analysed (cols: its output, "name TYPE, …"),
+		// "skip:…" skipped with that text, "problem:kind:line:col:…" a
+		// problem, "end" EndScript.
+		want, cols string
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+	}{{
+		name: "typed, then used",
+		steps: []step{
+			{sql: "DECLARE x INT64 DEFAULT 1"},
+			{sql: "SELECT x + 1 AS y, X AS upper", cols: "y INT64, upper INT64"},
+			{sql: "", want: "end"},
+			{sql: "SELECT x AS y", want: "problem:unknown-column:1:8:Unrecognized name: x"},
+		},
+	}, {
+		name: "typed by the default, which reads a table",
+		steps: []step{
+			{sql: "DECLARE since DEFAULT (SELECT MAX(ordered_at) FROM `proj.sales.orders`)"},
+			{sql: "SELECT order_id, since AS s FROM `proj.sales.orders` WHERE ordered_at > since", cols: "order_id INT64, s TIMESTAMP"},
+			{sql: "SELECT order_id FROM `proj.sales.orders` WHERE amount > since", want: "problem:type-mismatch:1:48:No matching signature for operator >"},
+		},
+	}, {
+		name: "a column wins over a variable",
+		steps: []step{
+			{sql: "DECLARE status INT64 DEFAULT 1"},
+			{sql: "SELECT status FROM `proj.sales.orders`", cols: "status STRING"},
+			{sql: "SELECT status AS s", cols: "s INT64"},
+		},
+	}, {
+		name: "several names, a struct type, no default",
+		steps: []step{
+			{sql: "DECLARE a, b STRUCT<n INT64, label STRING>"},
+			{sql: "SELECT a.label AS l, b.n AS n", cols: "l STRING, n INT64"},
+		},
+	}, {
+		name: "problems in the declaration",
+		steps: []step{
+			{sql: "DECLARE z DEFAULT (SELECT nope FROM `proj.sales.orders`)", want: "problem:unknown-column:1:27:Unrecognized name: nope"},
+			{sql: "DECLARE w DEFAULT (\n  SELECT MAX(amount)\n  FROM `proj.sales.orders`\n  WHERE statu = 'paid')", want: "problem:unknown-column:4:9:Unrecognized name: statu"},
+			{sql: "DECLARE q NO_SUCH_TYPE", want: "skip:could not read its type"},
+			{sql: "DECLARE r DEFAULT (SELECT 1 FROM `proj.sales.unknown`)", want: "skip:reads proj.sales.unknown"},
+			{sql: "DECLARE u DEFAULT NULL", want: "skip:neither given nor told"},
+			{sql: "DECLARE v INT64"},
+			{sql: "DECLARE V STRING", want: "skip:declares V a second time"},
+		},
+	}, {
+		name: "a script in one string",
+		steps: []step{
+			{sql: "CREATE TEMP FUNCTION f(x INT64) AS (x + 1);\nDECLARE n DEFAULT f(1);\nSELECT n AS m"},
+			{sql: "SELECT n * 2 AS k", cols: "k INT64"},
+			{sql: "SELECT 1 AS one;\n  SELECT nope", want: "problem:unknown-column:2:10:Unrecognized name: nope"},
+			{sql: "DECLARE c INT64;\nSET c = (SELECT COUNT(*) FROM `proj.sales.orders`);\nSELECT c AS cc", want: ""},
+			{sql: "SET c = (SELECT COUNT(*) FROM `proj.sales.orders` WHERE statu = 'x')", want: "problem:unknown-column:1:57:Unrecognized name: statu"},
+			{sql: "SET undeclared = 1", want: "skip:which its script did not declare"},
+			{sql: "SET (c, n) = (1, 2)", want: "skip:scripting statement (SET)"},
+			{sql: "IF c > 0 THEN SELECT 1; END IF", want: "skip:scripting statement (IF)"},
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testCatalog(t)
+			before := c.StateKey()
+			for i, s := range tc.steps {
+				if s.want == "end" {
+					c.EndScript()
+					if c.StateKey() != before {
+						t.Errorf("StateKey after EndScript %q, before the script %q", c.StateKey(), before)
+					}
+					continue
+				}
+				an, err := c.Analyze(ctx, s.sql)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 && s.want == "" && c.StateKey() == before {
+					t.Errorf("%q left StateKey as it was", s.sql)
+				}
+				var cols []string
+				for _, col := range an.Columns {
+					cols = append(cols, col.Name+" "+col.Type.String())
+				}
+				switch kind, rest, _ := strings.Cut(s.want, ":"); kind {
+				case "":
+					if an.Problem != nil || an.Skipped != "" || strings.Join(cols, ", ") != s.cols {
+						t.Errorf("%q: problem %+v skipped %q columns %q, want analysed with %q", s.sql, an.Problem, an.Skipped, cols, s.cols)
+					}
+				case "skip":
+					if an.Problem != nil || !strings.Contains(an.Skipped, rest) {
+						t.Errorf("%q: problem %+v skipped %q, want skipped with %q", s.sql, an.Problem, an.Skipped, rest)
+					}
+				case "problem":
+					p := an.Problem
+					got := ""
+					if p != nil {
+						got = string(p.Kind) + ":" + itoa(p.Line) + ":" + itoa(p.Column) + ":" + p.Message
+					}
+					if !strings.HasPrefix(got, rest) {
+						t.Errorf("%q: problem %q (skipped %q), want %q", s.sql, got, an.Skipped, rest)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A script's variables go with it: scripts declared and ended one after
+// another leave nothing behind (a finalizer cycle among go-googlesql's
+// handles would keep every script catalog, as keepalive.go found for
+// temporary functions).
+func TestScriptsLeaveNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three thousand scripts")
+	}
+	c := testCatalog(t)
+	ctx := context.Background()
+	script := func() {
+		for _, sql := range []string{"DECLARE since DEFAULT (SELECT MAX(ordered_at) FROM `proj.sales.orders`)", "DECLARE s STRUCT<a INT64, b STRING>",
+			"SELECT order_id, s.b FROM `proj.sales.orders` WHERE ordered_at > since"} {
+			if an, err := c.Analyze(ctx, sql); err != nil || an.Problem != nil || an.Skipped != "" {
+				t.Fatalf("%q: %+v %v", sql, an, err)
+			}
+		}
+		c.EndScript()
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC() // a handle's finalizer frees what the next collection takes
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	for range 200 {
+		script()
+	}
+	first := heap()
+	const n = 3000
+	for range n {
+		script()
+	}
+	last := heap()
+	t.Logf("live heap after 200 scripts %d KiB, after %d more %d KiB", first>>10, n, last>>10)
+	if last > first+1<<20 { // a script kept costs ≈1 KiB (measured with EndScript keeping them)
+		t.Errorf("live heap grew from %d KiB to %d KiB over %d scripts", first>>10, last>>10, n)
+	}
+}
