@@ -3,6 +3,7 @@ package gsql
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-googlesql"
@@ -141,15 +142,23 @@ func (c *Catalog) assign(ctx context.Context, stmt string, a assignment) (Analys
 	if !c.HasVariable(a.name) {
 		return Analysis{Skipped: "it sets " + a.name + ", which its script did not declare before it"}, nil
 	}
-	const open = "SELECT ("
-	an, err := c.Analyze(ctx, open+a.valueText+")")
-	if err != nil || an.Skipped != "" {
+	an, err := c.analyzeExpression(ctx, stmt, a.valueText, a.valueAt)
+	if err != nil || an.Skipped != "" || an.Problem != nil {
 		return an, err
 	}
-	if an.Problem != nil {
-		return Analysis{Problem: moved(an.Problem, open+a.valueText+")", stmt, a.valueAt-len(open))}, nil
-	}
 	return Analysis{}, nil
+}
+
+// analyzeExpression analyses the expression text, written at byte offset
+// at of stmt, as SELECT (text); a problem is placed in stmt.
+func (c *Catalog) analyzeExpression(ctx context.Context, stmt, text string, at int) (Analysis, error) {
+	const open = "SELECT ("
+	wrapped := open + text + ")"
+	an, err := c.Analyze(ctx, wrapped)
+	if err == nil && an.Problem != nil {
+		an = Analysis{Problem: moved(an.Problem, wrapped, stmt, at-len(open))}
+	}
+	return an, err
 }
 
 // declareVariables analyses a DECLARE: its default must be a valid expression
@@ -166,13 +175,9 @@ func (c *Catalog) declareVariables(ctx context.Context, stmt string, d declarati
 		return Analysis{Skipped: "its type is neither given nor told by its default (NULL)"}, nil
 	}
 	if d.defaultText != "" {
-		const open = "SELECT ("
-		an, err := c.Analyze(ctx, open+d.defaultText+")")
-		if err != nil || an.Skipped != "" {
+		an, err := c.analyzeExpression(ctx, stmt, d.defaultText, d.defaultAt)
+		if err != nil || an.Skipped != "" || an.Problem != nil {
 			return an, err
-		}
-		if an.Problem != nil {
-			return Analysis{Problem: moved(an.Problem, open+d.defaultText+")", stmt, d.defaultAt-len(open))}, nil
 		}
 		if len(an.Columns) != 1 {
 			return Analysis{Skipped: "dfd could not tell the type of its default"}, nil
@@ -240,6 +245,26 @@ func (c *Catalog) addVariable(name string, t Type, gt googlesql.Googlesql_TypeNo
 // at spans) in order, as one script runs them: the first problem or skip
 // ends it, with the statement's place in stmt.
 func (c *Catalog) analyzeScript(ctx context.Context, stmt string, spans [][2]int) (Analysis, error) {
+	// The tables first: a caller that fetches the unknown ones analyses
+	// the script again, and its declarations must not have been made.
+	var unknown []string
+	for _, sp := range spans {
+		st, why, err := c.reads(stmt[sp[0]:sp[1]])
+		if err != nil {
+			return Analysis{}, err
+		}
+		if why != "" {
+			continue // said below, in its turn
+		}
+		for _, r := range st.tables {
+			if !c.Has(c.qualify(r)) && !slices.Contains(unknown, r) {
+				unknown = append(unknown, r)
+			}
+		}
+	}
+	if len(unknown) > 0 {
+		return Analysis{Skipped: "reads " + strings.Join(unknown, ", ") + ", whose schema dfd does not know", Unknown: unknown}, nil
+	}
 	for i, sp := range spans {
 		sub := stmt[sp[0]:sp[1]]
 		an, err := c.Analyze(ctx, sub)

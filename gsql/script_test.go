@@ -67,6 +67,11 @@ func TestAnalyzeScripts(t *testing.T) {
 			{sql: "CREATE TEMP FUNCTION f(x INT64) AS (x + 1);\nDECLARE n DEFAULT f(1);\nSELECT n AS m"},
 			{sql: "SELECT n * 2 AS k", cols: "k INT64"},
 			{sql: "SELECT 1 AS one;\n  SELECT nope", want: "problem:unknown-column:2:10:Unrecognized name: nope"},
+			// A table to fetch: nothing declared yet, so the caller's
+			// second try (after adding it) declares once.
+			{sql: "DECLARE t0 INT64 DEFAULT 1;\nSELECT t0, x FROM `proj.sales.later`", want: "skip:reads proj.sales.later"},
+			{sql: "", want: "add:proj.sales.later"},
+			{sql: "DECLARE t0 INT64 DEFAULT 1;\nSELECT t0, x FROM `proj.sales.later`"},
 			{sql: "DECLARE c INT64;\nSET c = (SELECT COUNT(*) FROM `proj.sales.orders`);\nSELECT c AS cc", want: ""},
 			{sql: "SET c = (SELECT COUNT(*) FROM `proj.sales.orders` WHERE statu = 'x')", want: "problem:unknown-column:1:57:Unrecognized name: statu"},
 			{sql: "SET undeclared = 1", want: "skip:which its script did not declare"},
@@ -78,6 +83,12 @@ func TestAnalyzeScripts(t *testing.T) {
 			c := testCatalog(t)
 			before := c.StateKey()
 			for i, s := range tc.steps {
+				if path, ok := strings.CutPrefix(s.want, "add:"); ok {
+					if err := c.Add(Table{Path: path, Columns: []Column{{Name: "x", Type: typ("STRING")}}}); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
 				if s.want == "end" {
 					c.EndScript()
 					if c.StateKey() != before {
