@@ -953,9 +953,9 @@ type parsedStatement struct {
 	createsTable bool
 	tempTable    string
 	tempFunction string
-	// script are the spans of the statements of a script of several,
-	// which Analyze analyses one by one (nil for one statement).
-	script [][2]int
+	// script are the parts of a script of several statements, or of an
+	// IF, which Analyze analyses one by one (nil for one statement).
+	script []scriptPart
 	// declares is set for a DECLARE that declares variables dfd can type,
 	// assigns for a SET of one variable.
 	declares *declaration
@@ -997,17 +997,11 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 		if c.uses != nil {
 			return st, why, nil // column uses are looked for one statement at a time
 		}
-		for i := int32(0); i < n; i++ {
-			s, err := list.StatementList(i)
-			if err != nil {
-				return st, "", err
-			}
-			start, end, ok := astSpan(s)
-			if !ok || end > len(stmt) {
-				return parsedStatement{}, why, nil
-			}
-			st.script = append(st.script, [2]int{start, end})
+		parts, ok := statementParts(list, "", len(stmt))
+		if !ok {
+			return parsedStatement{}, why, nil
 		}
+		st.script = parts
 		return st, "", nil
 	}
 	s, err := list.StatementList(0)
@@ -1023,6 +1017,12 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 	if a, ok := s.(*googlesql.ASTSingleAssignment); ok {
 		if as, ok := assignmentOf(stmt, a); ok {
 			st.assigns = &as
+		}
+	}
+	if is, ok := s.(*googlesql.ASTIfStatement); ok && c.uses == nil {
+		if parts, ok := ifParts(is, len(stmt)); ok {
+			st.script = parts
+			return st, "", nil
 		}
 	}
 	if ct, ok := s.(*googlesql.ASTCreateTableStatement); ok {

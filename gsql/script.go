@@ -241,15 +241,129 @@ func (c *Catalog) addVariable(name string, t Type, gt googlesql.Googlesql_TypeNo
 	return nil
 }
 
-// analyzeScript analyses the statements of a script (stmt, its statements
-// at spans) in order, as one script runs them: the first problem or skip
-// ends it, with the statement's place in stmt.
-func (c *Catalog) analyzeScript(ctx context.Context, stmt string, spans [][2]int) (Analysis, error) {
+// scriptPart is a piece of a script that is analysed on its own: a
+// statement, or (expr) the condition of an IF; label says which, in a
+// skip's reason.
+type scriptPart struct {
+	start, end int
+	expr       bool
+	label      string
+}
+
+// statementParts are the statements of list, labelled with what, their
+// number and count; ok false when one has no place in the text.
+func statementParts(list *googlesql.ASTStatementList, what string, textLen int) ([]scriptPart, bool) {
+	if list == nil {
+		return nil, true
+	}
+	n, err := list.NumChildren()
+	if err != nil {
+		return nil, false
+	}
+	var out []scriptPart
+	for i := int32(0); i < n; i++ {
+		s, err := list.StatementList(i)
+		if err != nil || s == nil {
+			return nil, false
+		}
+		start, end, ok := astSpan(s)
+		if !ok || end > textLen {
+			return nil, false
+		}
+		out = append(out, scriptPart{start: start, end: end, label: fmt.Sprintf("%sstatement %d of %d", what, i+1, n)})
+	}
+	return out, true
+}
+
+// ifParts are the parts of IF … THEN … [ELSEIF …] [ELSE …] END IF in
+// the order they are written: each condition, then its branch. Which
+// branch runs does not matter to the analysis: IF declares nothing
+// (BigQuery allows DECLARE only at the start of a script or block).
+func ifParts(st *googlesql.ASTIfStatement, textLen int) ([]scriptPart, bool) {
+	cond := func(e googlesql.ASTExpressionNode, label string) (scriptPart, bool) {
+		if e == nil {
+			return scriptPart{}, false
+		}
+		start, end, ok := astSpan(e)
+		return scriptPart{start: start, end: end, expr: true, label: label}, ok && end <= textLen
+	}
+	var out []scriptPart
+	e, err := st.Condition()
+	if err != nil {
+		return nil, false
+	}
+	p, ok := cond(e, "the IF's condition")
+	if !ok {
+		return nil, false
+	}
+	then, err := st.ThenList()
+	if err != nil {
+		return nil, false
+	}
+	body, ok := statementParts(then, "THEN's ", textLen)
+	if !ok {
+		return nil, false
+	}
+	out = append(append(out, p), body...)
+	if clauses, err := st.ElseifClauses(); err == nil && clauses != nil {
+		n, err := clauses.NumChildren()
+		if err != nil {
+			return nil, false
+		}
+		for i := int32(0); i < n; i++ {
+			c, err := clauses.ElseifClauses(i)
+			if err != nil || c == nil {
+				return nil, false
+			}
+			e, err := c.Condition()
+			if err != nil {
+				return nil, false
+			}
+			p, ok := cond(e, fmt.Sprintf("ELSEIF %d's condition", i+1))
+			if !ok {
+				return nil, false
+			}
+			b, err := c.Body()
+			if err != nil {
+				return nil, false
+			}
+			body, ok := statementParts(b, fmt.Sprintf("ELSEIF %d's ", i+1), textLen)
+			if !ok {
+				return nil, false
+			}
+			out = append(append(out, p), body...)
+		}
+	} else if err != nil {
+		return nil, false
+	}
+	els, err := st.ElseList()
+	if err != nil {
+		return nil, false
+	}
+	body, ok = statementParts(els, "ELSE's ", textLen)
+	if !ok {
+		return nil, false
+	}
+	return append(out, body...), true
+}
+
+// analyzeScript analyses the parts of a script (stmt, the statements of
+// a script of several, or the conditions and branches of an IF) in
+// order, as the script runs them: the first problem or skip ends it, with
+// the part's place in stmt.
+func (c *Catalog) analyzeScript(ctx context.Context, stmt string, parts []scriptPart) (Analysis, error) {
+	const open = "SELECT ("
+	text := func(p scriptPart) string {
+		if p.expr {
+			return open + stmt[p.start:p.end] + ")"
+		}
+		return stmt[p.start:p.end]
+	}
 	// The tables first: a caller that fetches the unknown ones analyses
 	// the script again, and its declarations must not have been made.
 	var unknown []string
-	for _, sp := range spans {
-		st, why, err := c.reads(stmt[sp[0]:sp[1]])
+	for _, p := range parts {
+		st, why, err := c.reads(text(p))
 		if err != nil {
 			return Analysis{}, err
 		}
@@ -265,17 +379,19 @@ func (c *Catalog) analyzeScript(ctx context.Context, stmt string, spans [][2]int
 	if len(unknown) > 0 {
 		return Analysis{Skipped: "reads " + strings.Join(unknown, ", ") + ", whose schema dfd does not know", Unknown: unknown}, nil
 	}
-	for i, sp := range spans {
-		sub := stmt[sp[0]:sp[1]]
-		an, err := c.Analyze(ctx, sub)
-		if err != nil {
+	for _, p := range parts {
+		var an Analysis
+		var err error
+		if p.expr {
+			an, err = c.analyzeExpression(ctx, stmt, stmt[p.start:p.end], p.start)
+		} else if an, err = c.Analyze(ctx, text(p)); err == nil && an.Problem != nil {
+			an = Analysis{Problem: moved(an.Problem, text(p), stmt, p.start)}
+		}
+		if err != nil || an.Problem != nil {
 			return an, err
 		}
-		switch {
-		case an.Problem != nil:
-			return Analysis{Problem: moved(an.Problem, sub, stmt, sp[0])}, nil
-		case an.Skipped != "":
-			an.Skipped = fmt.Sprintf("statement %d of %d: %s", i+1, len(spans), an.Skipped)
+		if an.Skipped != "" {
+			an.Skipped = p.label + ": " + an.Skipped
 			return an, nil
 		}
 	}

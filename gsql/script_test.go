@@ -76,7 +76,17 @@ func TestAnalyzeScripts(t *testing.T) {
 			{sql: "SET c = (SELECT COUNT(*) FROM `proj.sales.orders` WHERE statu = 'x')", want: "problem:unknown-column:1:57:Unrecognized name: statu"},
 			{sql: "SET undeclared = 1", want: "skip:which its script did not declare"},
 			{sql: "SET (c, n) = (1, 2)", want: "skip:scripting statement (SET)"},
-			{sql: "IF c > 0 THEN SELECT 1; END IF", want: "skip:scripting statement (IF)"},
+		},
+	}, {
+		name: "IF: its conditions and branches",
+		steps: []step{
+			{sql: "DECLARE c INT64 DEFAULT 0"},
+			{sql: "IF c > 0 THEN SELECT 1; END IF"},
+			{sql: "IF (SELECT COUNT(*) FROM `proj.sales.orders`) > c THEN\n  SELECT nope;\nELSE\n  SET c = 1;\nEND IF", want: "problem:unknown-column:2:10:Unrecognized name: nope"},
+			{sql: "IF statu = 1 THEN SELECT 1; END IF", want: "problem:unknown-column:1:4:Unrecognized name: statu"},
+			{sql: "IF c = 1 THEN SELECT 1;\nELSEIF c = 2 THEN SET (c, c) = (1, 2);\nEND IF", want: "skip:ELSEIF 1's statement 1 of 1: it is a scripting statement (SET)"},
+			{sql: "IF c = 1 THEN SELECT 1; ELSE SELECT amount FROM `proj.sales.unknown`; END IF", want: "skip:reads proj.sales.unknown"},
+			{sql: "WHILE c < 3 DO SET c = c + 1; END WHILE", want: "skip:scripting statement (WHILE)"},
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
