@@ -17,7 +17,8 @@ import (
 // a ref'd table) the fields of that STRUCT column, and after the alias of
 // an UNNEST of such a column the fields of its elements; and in the clauses
 // that name columns (SELECT, WHERE, GROUP BY, HAVING, QUALIFY, ORDER BY,
-// JOIN … ON; not FROM or LIMIT) the columns of every table the file refs. Columns come from the project (declarations' and actions'
+// JOIN … ON; not FROM or LIMIT) the columns of every table the file refs
+// and the variables its pre_operations DECLARE. Columns come from the project (declarations' and actions'
 // `columns`) and from the metadata source, whose nested fields are dotted
 // paths ("page.url").
 
@@ -43,10 +44,8 @@ func (s *Server) completeColumns(ctx context.Context, f *fileCtx, off int) []pro
 		return nil
 	}
 	tables := s.fileTables(f)
-	if len(tables) == 0 {
-		return nil
-	}
 	var chosen []refTable
+	var vars []source.Variable // in a column clause: the pre_operations' variables
 	var partial, prefix string // prefix: the struct path whose fields are offered ("page.")
 	if path, p, ok := source.MemberPath(f.text, off); ok {
 		partial = p
@@ -71,8 +70,9 @@ func (s *Server) completeColumns(ctx context.Context, f *fileCtx, off int) []pro
 	} else if x.InColumnClause(f.text, off) {
 		partial = wordBefore(line)
 		chosen = tables
+		vars = source.DeclaredVariables(x, f.text)
 	}
-	if len(chosen) == 0 {
+	if len(chosen) == 0 && len(vars) == 0 {
 		return nil
 	}
 	replace := source.Span{Start: off - len(partial), End: off}
@@ -105,6 +105,27 @@ func (s *Server) completeColumns(ctx context.Context, f *fileCtx, off int) []pro
 			}
 			items = append(items, item)
 		}
+	}
+	// A column of the same name wins over a variable, as in BigQuery.
+	taken := map[string]bool{}
+	for _, it := range items {
+		taken[strings.ToLower(it.Label)] = true
+	}
+	for _, v := range vars {
+		key := strings.ToLower(v.Name)
+		if taken[key] {
+			continue
+		}
+		taken[key] = true
+		detail := "variable · DECLAREd in pre_operations"
+		if v.Type != "" {
+			detail += " · " + v.Type
+		}
+		items = append(items, protocol.CompletionItem{
+			Label: v.Name, Kind: protocol.CompletionItemKindVariable,
+			Detail:   protocol.NewOptional(detail),
+			TextEdit: &protocol.TextEdit{Range: f.rangeOf(replace), NewText: v.Name},
+		})
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Label < items[j].Label })
 	return items
