@@ -193,3 +193,36 @@ func (s *Server) columnsOf(ctx context.Context, f *fileCtx, a *workspace.Action)
 	}
 	return cols
 }
+
+// variableAt is the pre_operations variable that the word at off of a
+// .sqlx file's SQL names, with the word's span: none when a table the
+// file refs has a column of that name, which BigQuery takes instead.
+func (s *Server) variableAt(ctx context.Context, f *fileCtx, off int) (source.Variable, source.Span, bool) {
+	if !f.sqlx || off > len(f.text) {
+		return source.Variable{}, source.Span{}, false
+	}
+	x := f.scan()
+	if x.InJavaScript(off) {
+		return source.Variable{}, source.Span{}, false
+	}
+	path, _, sp := source.WordAt(f.text, off)
+	if len(path) != 1 {
+		return source.Variable{}, source.Span{}, false
+	}
+	for _, v := range source.DeclaredVariables(x, f.text) {
+		if !strings.EqualFold(v.Name, path[0]) {
+			continue
+		}
+		if f.snap != nil {
+			for _, t := range s.fileTables(f) {
+				for _, c := range s.columnsOf(ctx, f, t.action) {
+					if strings.EqualFold(c.Name, v.Name) {
+						return source.Variable{}, source.Span{}, false
+					}
+				}
+			}
+		}
+		return v, sp, true
+	}
+	return source.Variable{}, source.Span{}, false
+}

@@ -18,14 +18,14 @@ func (s *Server) Definition(ctx context.Context, params *protocol.DefinitionPara
 	if err != nil {
 		return nil, err
 	}
-	locs := s.definitionAt(f, f.offset(params.Position))
+	locs := s.definitionAt(ctx, f, f.offset(params.Position))
 	if len(locs) == 0 {
 		return nil, nil
 	}
 	return protocol.LocationSlice(locs), nil
 }
 
-func (s *Server) definitionAt(f *fileCtx, off int) []protocol.Location {
+func (s *Server) definitionAt(ctx context.Context, f *fileCtx, off int) []protocol.Location {
 	if f.p == nil {
 		return nil
 	}
@@ -44,6 +44,9 @@ func (s *Server) definitionAt(f *fileCtx, off int) []protocol.Location {
 		if locs := s.actionLocations(f, "", "", str.Value); len(locs) > 0 {
 			return locs
 		}
+	}
+	if v, _, ok := s.variableAt(ctx, f, off); ok {
+		return []protocol.Location{{URI: f.uri, Range: f.rangeOf(v.Span)}}
 	}
 	if path, idx, _ := source.WordAt(f.text, off); len(path) > 0 {
 		mods := s.includeModules(f.p.Root())

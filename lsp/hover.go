@@ -59,6 +59,13 @@ func (s *Server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 			}
 		}
 	}
+	if v, sp, ok := s.variableAt(ctx, f, off); ok {
+		text := fmt.Sprintf("**%s**: variable DECLAREd in `pre_operations`", v.Name)
+		if v.Type != "" {
+			text += " · `" + v.Type + "`"
+		}
+		return s.markdown(f, sp, text), nil
+	}
 	if h := s.columnHover(ctx, f, off); h != nil {
 		return h, nil
 	}
