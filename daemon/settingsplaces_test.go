@@ -89,6 +89,46 @@ func TestSettingsTypeErrorAsDfdCompileSaysIt(t *testing.T) {
 		}
 		check(t, "saved", s.awaitDiags(t, settings, "settings error on disk", anyDiag))
 	})
+
+	t.Run("on disk, fixed in the buffer", func(t *testing.T) {
+		root := project1(bad)
+		settings := filepath.Join(root, "workflow_settings.yaml")
+		s := startServer(t, serverConfig{})
+		s.init(t, root)
+		s.awaitDiags(t, settings, "settings error", anyDiag)
+		if err := s.ed.Open(s.ctx, settings); err != nil {
+			t.Fatal(err)
+		}
+		// The buffer is fine; the saved file is what fails, and says so
+		// on the first line, not on a line of the buffer it does not
+		// describe.
+		fixed := "# fixed, not saved\n" + errorPlacesSettings
+		if err := s.ed.SetText(s.ctx, settings, fixed); err != nil {
+			t.Fatal(err)
+		}
+		ds := s.awaitDiags(t, settings, "the saved file's error", func(ds []protocol.Diagnostic) bool { return hasMessage(ds, "as saved is invalid") })
+		if len(ds) != 1 || ds[0].Range.Start.Line != 0 || !strings.Contains(fakeeditor.Message(ds[0]), "(line 2): "+want.Msg+"; save the file") {
+			t.Errorf("fixed buffer: %q at %v", messages(ds), ds[0].Range)
+		}
+		// A buffer broken otherwise: its own error, where it is.
+		if err := s.ed.SetText(s.ctx, settings, "defaultLocation: US\ndefaultProject: p\ndefaultDataset: [d]\n"); err != nil {
+			t.Fatal(err)
+		}
+		ds = s.awaitDiags(t, settings, "the buffer's error", func(ds []protocol.Diagnostic) bool {
+			return len(ds) == 1 && ds[0].Range.Start.Line == 2
+		})
+		if strings.Contains(fakeeditor.Message(ds[0]), "as saved") {
+			t.Errorf("buffer error: %q", messages(ds))
+		}
+		// Saved right: the project opens and the error goes.
+		if err := s.ed.SetText(s.ctx, settings, fixed); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ed.Save(s.ctx, settings); err != nil {
+			t.Fatal(err)
+		}
+		s.awaitDiags(t, settings, "cleared by the save", noDiags)
+	})
 }
 
 // An unknown key of the settings is marked where it is written, with

@@ -263,9 +263,9 @@ func (p *Project) run() {
 				}
 				// Retrying on every keystroke would rerun npm: wait for
 				// a change of settings or core (ChangeReopen).
-				diags := openErrorDiagnostics(p.root, err)
+				diags := openErrorDiagnostics(p.root, err, p.s.docs.under(p.root))
 				p.publish(&Snapshot{Root: p.root, Version: version, Err: err, Compiled: time.Now()}, diags)
-				p.waitReopen(err, diags)
+				p.waitReopen(err)
 				continue
 			}
 			opened = true
@@ -332,7 +332,7 @@ func (p *Project) waitQuiet() bool {
 // waitReopen blocks until a change asks for the project to be reopened.
 // Other changes are answered with the same error at their version, so that
 // requests waiting for them (dfd/preview) get the error instead of waiting.
-func (p *Project) waitReopen(err error, diags []Diagnostic) {
+func (p *Project) waitReopen(err error) {
 	for {
 		p.mu.Lock()
 		reopen, version := p.reopen, p.mod
@@ -342,6 +342,9 @@ func (p *Project) waitReopen(err error, diags []Diagnostic) {
 			return
 		}
 		if cur := p.Latest(); cur == nil || cur.Version < version {
+			// Against the settings buffer as it is now (an edit of it is
+			// what kicked).
+			diags := openErrorDiagnostics(p.root, err, p.s.docs.under(p.root))
 			p.publish(&Snapshot{Root: p.root, Version: version, Err: err, Compiled: time.Now()}, diags)
 		}
 		select {
@@ -640,10 +643,10 @@ func settingsFile(root string) string {
 // file: at the problem for a settings error, else on the first line, with
 // the resolver's message, which says what to do (install a core, set
 // dataformCoreVersion, …).
-func openErrorDiagnostics(root string, err error) []Diagnostic {
+func openErrorDiagnostics(root string, err error, docs map[string]*Document) []Diagnostic {
 	var se *project.SettingsError
 	if errors.As(err, &se) {
-		return settingsErrorDiagnostics(se)
+		return savedSettingsDiagnostics(se, docs)
 	}
 	code := "project"
 	if errors.Is(err, project.ErrNoCore) || errors.Is(err, project.ErrCoreInstall) || errors.Is(err, project.ErrNPMNotFound) || errors.Is(err, project.ErrBadCoreVersion) {
@@ -662,6 +665,36 @@ func settingsErrorDiagnostics(se *project.SettingsError) []Diagnostic {
 		d.EndLine, d.EndCol = line, se.EndColumn-1
 	}
 	return []Diagnostic{d}
+}
+
+// savedSettingsDiagnostics place the error of the settings file as saved
+// (the project opens from the disk, and does not until a save) in the
+// settings buffer when one is open with other text: on the buffer's own
+// error when it has one, else on its first line, saying that the saved
+// file is what fails — the buffer's lines are not the ones the error
+// counts.
+func savedSettingsDiagnostics(se *project.SettingsError, docs map[string]*Document) []Diagnostic {
+	d := docs[filepath.Base(se.File)]
+	if d == nil {
+		return settingsErrorDiagnostics(se)
+	}
+	if saved, err := os.ReadFile(se.File); err != nil || string(saved) == string(d.Text) {
+		return settingsErrorDiagnostics(se)
+	}
+	_, berr := project.ParseSettings(se.File, d.Text)
+	var bse *project.SettingsError
+	if errors.As(berr, &bse) {
+		return settingsErrorDiagnostics(bse)
+	}
+	if berr != nil {
+		return settingsErrorDiagnostics(se)
+	}
+	line := ""
+	if se.Line > 0 {
+		line = fmt.Sprintf(" (line %d)", se.Line)
+	}
+	return []Diagnostic{{Path: se.File, EndLine: -1, Severity: SeverityError, Source: "dfd", Code: "settings",
+		Message: filepath.Base(se.File) + " as saved is invalid" + line + ": " + se.Msg + "; save the file to use the editor's text"}}
 }
 
 // settingsBufferError is dfd's refusal of the open, unsaved buffer of the
