@@ -1025,6 +1025,18 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 			return st, "", nil
 		}
 	}
+	if r, ok := s.(*googlesql.ASTRaiseStatement); ok && c.uses == nil {
+		if parts, ok := raiseParts(r, len(stmt)); ok {
+			st.script = parts
+			return st, "", nil
+		}
+	}
+	if b, ok := s.(*googlesql.ASTBeginEndBlock); ok && c.uses == nil {
+		if parts, ok := blockParts(b, len(stmt)); ok {
+			st.script = parts
+			return st, "", nil
+		}
+	}
 	if ct, ok := s.(*googlesql.ASTCreateTableStatement); ok {
 		st.createsTable = true
 		if temp, err := ct.IsTemp(); err == nil && temp {
@@ -1165,8 +1177,8 @@ func (c *Catalog) computeStateKey() string {
 		parts = append(parts, "t:"+name)
 	}
 	if c.script != nil {
-		for name, typ := range c.script.vars {
-			parts = append(parts, "v:"+name+":"+typ)
+		for name, v := range c.script.vars {
+			parts = append(parts, "v:"+name+":"+v.typ.String())
 		}
 	}
 	slices.Sort(parts)

@@ -3,6 +3,7 @@ package gsql
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -29,7 +30,42 @@ type scriptScope struct {
 	// unowned, so that whichever finalizer runs first frees nothing the
 	// other still uses).
 	consts []*googlesql.SimpleConstant
-	vars   map[string]string // lower-case name: its type, for StateKey
+	vars   map[string]scriptVar // by lower-case name
+}
+
+// scriptVar is a declared variable.
+type scriptVar struct {
+	name string
+	typ  Type
+}
+
+// saveScope is the variables declared so far, for restoreScope at the end
+// of a BEGIN … END block, whose own variables end with it.
+func (c *Catalog) saveScope() map[string]scriptVar {
+	if c.script == nil {
+		return nil
+	}
+	return maps.Clone(c.script.vars)
+}
+
+// restoreScope makes saved the script's variables again. The catalog of
+// constants cannot drop one, so it is made anew.
+func (c *Catalog) restoreScope(saved map[string]scriptVar) error {
+	if c.script != nil && len(c.script.vars) == len(saved) {
+		return nil // the block declared nothing
+	}
+	c.script = nil
+	for _, v := range saved {
+		gt, err := c.gsqlType(v.typ)
+		if err != nil {
+			return err
+		}
+		if err := c.addVariable(v.name, v.typ, gt); err != nil {
+			return err
+		}
+	}
+	c.stateKey = c.computeStateKey()
+	return nil
 }
 
 // EndScript forgets the variables the statements analysed so far
@@ -223,7 +259,7 @@ func (c *Catalog) addVariable(name string, t Type, gt googlesql.Googlesql_TypeNo
 		if err != nil {
 			return fmt.Errorf("script catalog: %w", err)
 		}
-		c.script = &scriptScope{cat: cat, multi: multi, vars: map[string]string{}}
+		c.script = &scriptScope{cat: cat, multi: multi, vars: map[string]scriptVar{}}
 	}
 	v, err := googlesql.NewValueNull(gt)
 	if err != nil {
@@ -237,7 +273,7 @@ func (c *Catalog) addVariable(name string, t Type, gt googlesql.Googlesql_TypeNo
 		return fmt.Errorf("variable %s: %w", name, err)
 	}
 	c.script.consts = append(c.script.consts, k)
-	c.script.vars[strings.ToLower(name)] = t.String()
+	c.script.vars[strings.ToLower(name)] = scriptVar{name: name, typ: t}
 	return nil
 }
 
@@ -248,6 +284,9 @@ type scriptPart struct {
 	start, end int
 	expr       bool
 	label      string
+	// open and close mark where a BEGIN … END block starts and ends
+	// (no text): what it declares ends with it.
+	open, close bool
 }
 
 // statementParts are the statements of list, labelled with what, their
@@ -347,11 +386,88 @@ func ifParts(st *googlesql.ASTIfStatement, textLen int) ([]scriptPart, bool) {
 	return append(out, body...), true
 }
 
+// blockParts are the parts of BEGIN … [EXCEPTION WHEN ERROR THEN …] END:
+// its statements, then its handler's, in the block's scope (whether
+// BigQuery lets a handler see the block's variables is not known here;
+// letting it can miss an error, never make one up).
+func blockParts(b *googlesql.ASTBeginEndBlock, textLen int) ([]scriptPart, bool) {
+	list, err := b.StatementListNode()
+	if err != nil {
+		return nil, false
+	}
+	body, ok := statementParts(list, "BEGIN's ", textLen)
+	if !ok {
+		return nil, false
+	}
+	out := append([]scriptPart{{open: true}}, body...)
+	if has, err := b.HasExceptionHandler(); err != nil {
+		return nil, false
+	} else if has {
+		hl, err := b.HandlerList()
+		if err != nil || hl == nil {
+			return nil, false
+		}
+		n, err := hl.NumChildren()
+		if err != nil {
+			return nil, false
+		}
+		for i := int32(0); i < n; i++ {
+			h, err := hl.ExceptionHandlerList(i)
+			if err != nil || h == nil {
+				return nil, false
+			}
+			l, err := h.StatementList()
+			if err != nil {
+				return nil, false
+			}
+			hs, ok := statementParts(l, "EXCEPTION's ", textLen)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, hs...)
+		}
+	}
+	return append(out, scriptPart{close: true}), true
+}
+
+// scriptTables are the tables the parts of a script read (the parts of
+// nested IFs and blocks too) that the catalog does not have.
+func (c *Catalog) scriptTables(stmt string, parts []scriptPart, unknown []string) ([]string, error) {
+	for _, p := range parts {
+		if p.open || p.close {
+			continue
+		}
+		text := stmt[p.start:p.end]
+		if p.expr {
+			text = "SELECT (" + text + ")"
+		}
+		st, why, err := c.reads(text)
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
+			continue // said in its turn
+		}
+		if st.script != nil {
+			if unknown, err = c.scriptTables(text, st.script, unknown); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, r := range st.tables {
+			if !c.Has(c.qualify(r)) && !slices.Contains(unknown, r) {
+				unknown = append(unknown, r)
+			}
+		}
+	}
+	return unknown, nil
+}
+
 // analyzeScript analyses the parts of a script (stmt, the statements of
 // a script of several, or the conditions and branches of an IF) in
 // order, as the script runs them: the first problem or skip ends it, with
 // the part's place in stmt.
-func (c *Catalog) analyzeScript(ctx context.Context, stmt string, parts []scriptPart) (Analysis, error) {
+func (c *Catalog) analyzeScript(ctx context.Context, stmt string, parts []scriptPart) (_ Analysis, err error) {
 	const open = "SELECT ("
 	text := func(p scriptPart) string {
 		if p.expr {
@@ -361,27 +477,35 @@ func (c *Catalog) analyzeScript(ctx context.Context, stmt string, parts []script
 	}
 	// The tables first: a caller that fetches the unknown ones analyses
 	// the script again, and its declarations must not have been made.
-	var unknown []string
-	for _, p := range parts {
-		st, why, err := c.reads(text(p))
-		if err != nil {
-			return Analysis{}, err
-		}
-		if why != "" {
-			continue // said below, in its turn
-		}
-		for _, r := range st.tables {
-			if !c.Has(c.qualify(r)) && !slices.Contains(unknown, r) {
-				unknown = append(unknown, r)
-			}
-		}
+	unknown, err := c.scriptTables(stmt, parts, nil)
+	if err != nil {
+		return Analysis{}, err
 	}
 	if len(unknown) > 0 {
 		return Analysis{Skipped: "reads " + strings.Join(unknown, ", ") + ", whose schema dfd does not know", Unknown: unknown}, nil
 	}
+	var scopes []map[string]scriptVar
+	defer func() {
+		// A problem or skip inside a block ends the analysis there: what
+		// the block declared ends with it all the same.
+		if len(scopes) > 0 && err == nil {
+			err = c.restoreScope(scopes[0])
+		}
+	}()
 	for _, p := range parts {
 		var an Analysis
-		var err error
+		switch {
+		case p.open:
+			scopes = append(scopes, c.saveScope())
+			continue
+		case p.close:
+			saved := scopes[len(scopes)-1]
+			scopes = scopes[:len(scopes)-1]
+			if err = c.restoreScope(saved); err != nil {
+				return Analysis{}, err
+			}
+			continue
+		}
 		if p.expr {
 			an, err = c.analyzeExpression(ctx, stmt, stmt[p.start:p.end], p.start)
 		} else if an, err = c.Analyze(ctx, text(p)); err == nil && an.Problem != nil {
@@ -417,4 +541,22 @@ func astSpan(n googlesql.ASTNode) (start, end int, ok bool) {
 		return 0, 0, false
 	}
 	return rangeOffsets(r)
+}
+
+// raiseParts are the parts of RAISE [USING MESSAGE = message]: the
+// message, an expression; none for a RAISE that raises the error being
+// handled again (a non-nil empty list: nothing to analyse).
+func raiseParts(r *googlesql.ASTRaiseStatement, textLen int) ([]scriptPart, bool) {
+	m, err := r.Message()
+	if err != nil {
+		return nil, false
+	}
+	if m == nil {
+		return []scriptPart{}, true
+	}
+	start, end, ok := astSpan(m)
+	if !ok || end > textLen {
+		return nil, false
+	}
+	return []scriptPart{{start: start, end: end, expr: true, label: "RAISE's message"}}, true
 }

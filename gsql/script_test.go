@@ -88,6 +88,23 @@ func TestAnalyzeScripts(t *testing.T) {
 			{sql: "IF c = 1 THEN SELECT 1; ELSE SELECT amount FROM `proj.sales.unknown`; END IF", want: "skip:reads proj.sales.unknown"},
 			{sql: "WHILE c < 3 DO SET c = c + 1; END WHILE", want: "skip:scripting statement (WHILE)"},
 		},
+	}, {
+		name: "BEGIN … END blocks and transactions",
+		steps: []step{
+			{sql: "DECLARE c INT64 DEFAULT 0"},
+			{sql: "BEGIN\n  DECLARE inner_n INT64 DEFAULT 1;\n  SELECT inner_n + c AS s;\nEXCEPTION WHEN ERROR THEN\n  SELECT @@error.message AS m, inner_n;\nEND"},
+			// The block's variable ended with it; the script's did not.
+			{sql: "SELECT inner_n AS x", want: "problem:unknown-column:1:8:Unrecognized name: inner_n"},
+			{sql: "SELECT c AS x", cols: "x INT64"},
+			{sql: "BEGIN\n  DECLARE c STRING;\nEND", want: "skip:BEGIN's statement 1 of 1: it declares c a second time"},
+			{sql: "BEGIN\n  DECLARE leaks INT64;\n  SELECT nope;\nEND", want: "problem:unknown-column:3:10:Unrecognized name: nope"},
+			{sql: "SELECT leaks", want: "problem:unknown-column:1:8:Unrecognized name: leaks"},
+			{sql: "BEGIN\n  IF c > 0 THEN\n    SELECT nope;\n  END IF;\nEND", want: "problem:unknown-column:3:12:Unrecognized name: nope"},
+			{sql: "BEGIN TRANSACTION;\nDELETE FROM `proj.sales.orders` WHERE amount < c;\nCOMMIT TRANSACTION"},
+			{sql: "RAISE USING MESSAGE = CONCAT('bad: ', CAST(c AS STRING))"},
+			{sql: "RAISE USING MESSAGE = CONCAT('bad: ', nope)", want: "problem:unknown-column:1:39:Unrecognized name: nope"},
+			{sql: "BEGIN\n  SELECT 1;\nEXCEPTION WHEN ERROR THEN\n  RAISE;\nEND"},
+		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testCatalog(t)
