@@ -1025,6 +1025,22 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 			return st, "", nil
 		}
 	}
+	if c.uses == nil {
+		var parts []scriptPart
+		ok := false
+		switch l := s.(type) {
+		case *googlesql.ASTWhileStatement, *googlesql.ASTRepeatStatement, *googlesql.ASTForInStatement:
+			parts, ok = loopParts(s, len(stmt))
+		case *googlesql.ASTCaseStatement:
+			parts, ok = caseParts(l, len(stmt))
+		case *googlesql.ASTBreakStatement, *googlesql.ASTContinueStatement:
+			parts, ok = []scriptPart{}, true // BREAK / LEAVE, CONTINUE / ITERATE: nothing to analyse
+		}
+		if ok {
+			st.script = parts
+			return st, "", nil
+		}
+	}
 	if r, ok := s.(*googlesql.ASTRaiseStatement); ok && c.uses == nil {
 		if parts, ok := raiseParts(r, len(stmt)); ok {
 			st.script = parts

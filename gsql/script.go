@@ -287,6 +287,9 @@ type scriptPart struct {
 	// open and close mark where a BEGIN … END block starts and ends
 	// (no text): what it declares ends with it.
 	open, close bool
+	// row: the part is the query of FOR row IN (query), which declares
+	// row, a STRUCT of the query's columns, for the loop's body.
+	row string
 }
 
 // statementParts are the statements of list, labelled with what, their
@@ -430,6 +433,147 @@ func blockParts(b *googlesql.ASTBeginEndBlock, textLen int) ([]scriptPart, bool)
 	return append(out, scriptPart{close: true}), true
 }
 
+// exprPart is the part of expression e, or ok false.
+func exprPart(e googlesql.ASTExpressionNode, label string, textLen int) (scriptPart, bool) {
+	if e == nil {
+		return scriptPart{}, false
+	}
+	start, end, ok := astSpan(e)
+	return scriptPart{start: start, end: end, expr: true, label: label}, ok && end <= textLen
+}
+
+// loopParts are the parts of WHILE / LOOP / REPEAT / FOR … IN: the
+// condition where it is evaluated first (WHILE) or last (REPEAT … UNTIL),
+// the body once — a second pass would see the same types — and for FOR,
+// its row variable in a scope of the loop's own.
+func loopParts(s googlesql.ASTStatementNode, textLen int) ([]scriptPart, bool) {
+	var body *googlesql.ASTStatementList
+	var before, after []scriptPart
+	var err error
+	switch l := s.(type) {
+	case *googlesql.ASTWhileStatement:
+		body, err = l.Body()
+		if err != nil {
+			return nil, false
+		}
+		cond, err := l.Condition()
+		if err != nil {
+			return nil, false
+		}
+		if cond != nil { // LOOP … END LOOP has none
+			p, ok := exprPart(cond, "WHILE's condition", textLen)
+			if !ok {
+				return nil, false
+			}
+			before = append(before, p)
+		}
+	case *googlesql.ASTRepeatStatement:
+		if body, err = l.Body(); err != nil {
+			return nil, false
+		}
+		u, err := l.UntilClause()
+		if err != nil || u == nil {
+			return nil, false
+		}
+		cond, err := u.Condition()
+		if err != nil {
+			return nil, false
+		}
+		p, ok := exprPart(cond, "UNTIL's condition", textLen)
+		if !ok {
+			return nil, false
+		}
+		after = append(after, p)
+	case *googlesql.ASTForInStatement:
+		if body, err = l.Body(); err != nil {
+			return nil, false
+		}
+		id, err := l.Variable()
+		if err != nil || id == nil {
+			return nil, false
+		}
+		name, err := id.GetAsString()
+		if err != nil || name == "" {
+			return nil, false
+		}
+		q, err := l.Query()
+		if err != nil || q == nil {
+			return nil, false
+		}
+		start, end, ok := astSpan(q)
+		if !ok || end > textLen {
+			return nil, false
+		}
+		before = append(before, scriptPart{open: true}, scriptPart{start: start, end: end, row: name, label: "FOR's query"})
+		after = append(after, scriptPart{close: true})
+	default:
+		return nil, false
+	}
+	parts, ok := statementParts(body, "the loop's ", textLen)
+	if !ok {
+		return nil, false
+	}
+	return append(append(before, parts...), after...), true
+}
+
+// caseParts are the parts of CASE [expression] WHEN … THEN … [ELSE …]
+// END CASE: the expression, then each WHEN's condition (or value) and its
+// branch, then ELSE's.
+func caseParts(cs *googlesql.ASTCaseStatement, textLen int) ([]scriptPart, bool) {
+	var out []scriptPart
+	e, err := cs.Expression()
+	if err != nil {
+		return nil, false
+	}
+	if e != nil {
+		p, ok := exprPart(e, "CASE's expression", textLen)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, p)
+	}
+	list, err := cs.WhenThenClauses()
+	if err != nil || list == nil {
+		return nil, false
+	}
+	n, err := list.NumChildren()
+	if err != nil {
+		return nil, false
+	}
+	for i := int32(0); i < n; i++ {
+		w, err := list.WhenThenClauses(i)
+		if err != nil || w == nil {
+			return nil, false
+		}
+		cond, err := w.Condition()
+		if err != nil {
+			return nil, false
+		}
+		p, ok := exprPart(cond, fmt.Sprintf("WHEN %d's condition", i+1), textLen)
+		if !ok {
+			return nil, false
+		}
+		b, err := w.Body()
+		if err != nil {
+			return nil, false
+		}
+		body, ok := statementParts(b, fmt.Sprintf("WHEN %d's ", i+1), textLen)
+		if !ok {
+			return nil, false
+		}
+		out = append(append(out, p), body...)
+	}
+	els, err := cs.ElseList()
+	if err != nil {
+		return nil, false
+	}
+	body, ok := statementParts(els, "ELSE's ", textLen)
+	if !ok {
+		return nil, false
+	}
+	return append(out, body...), true
+}
+
 // scriptTables are the tables the parts of a script read (the parts of
 // nested IFs and blocks too) that the catalog does not have.
 func (c *Catalog) scriptTables(stmt string, parts []scriptPart, unknown []string) ([]string, error) {
@@ -514,11 +658,38 @@ func (c *Catalog) analyzeScript(ctx context.Context, stmt string, parts []script
 		if err != nil || an.Problem != nil {
 			return an, err
 		}
+		if an.Skipped == "" && p.row != "" {
+			an, err = c.declareRow(p.row, an.Columns)
+			if err != nil {
+				return an, err
+			}
+		}
 		if an.Skipped != "" {
 			an.Skipped = p.label + ": " + an.Skipped
 			return an, nil
 		}
 	}
+	return Analysis{}, nil
+}
+
+// declareRow declares FOR's row variable: a STRUCT of the query's
+// columns.
+func (c *Catalog) declareRow(name string, cols []Column) (Analysis, error) {
+	if len(cols) == 0 {
+		return Analysis{Skipped: "dfd could not tell the columns of the rows " + name + " takes"}, nil
+	}
+	if c.HasVariable(name) {
+		return Analysis{Skipped: "it declares " + name + " a second time"}, nil
+	}
+	typ := Type{Kind: "STRUCT", Fields: cols}
+	gt, err := c.gsqlType(typ)
+	if err != nil {
+		return Analysis{Skipped: "dfd cannot model the type of " + name + " (" + err.Error() + ")"}, nil
+	}
+	if err := c.addVariable(name, typ, gt); err != nil {
+		return Analysis{}, err
+	}
+	c.stateKey = c.computeStateKey()
 	return Analysis{}, nil
 }
 

@@ -86,7 +86,20 @@ func TestAnalyzeScripts(t *testing.T) {
 			{sql: "IF statu = 1 THEN SELECT 1; END IF", want: "problem:unknown-column:1:4:Unrecognized name: statu"},
 			{sql: "IF c = 1 THEN SELECT 1;\nELSEIF c = 2 THEN SET (c, c) = (1, 2);\nEND IF", want: "skip:ELSEIF 1's statement 1 of 1: it is a scripting statement (SET)"},
 			{sql: "IF c = 1 THEN SELECT 1; ELSE SELECT amount FROM `proj.sales.unknown`; END IF", want: "skip:reads proj.sales.unknown"},
-			{sql: "WHILE c < 3 DO SET c = c + 1; END WHILE", want: "skip:scripting statement (WHILE)"},
+		},
+	}, {
+		name: "loops and CASE",
+		steps: []step{
+			{sql: "DECLARE c INT64 DEFAULT 0"},
+			{sql: "WHILE c < 3 DO SET c = c + 1; END WHILE"},
+			{sql: "LOOP\n  SET c = c + 1;\n  IF c > 3 THEN LEAVE; END IF;\nEND LOOP"},
+			{sql: "REPEAT\n  SET c = c + 1;\nUNTIL c >= nope END REPEAT", want: "problem:unknown-column:3:12:Unrecognized name: nope"},
+			{sql: "FOR r IN (SELECT order_id, amount FROM `proj.sales.orders`) DO\n  SELECT r.order_id + 1 AS n, r.amount;\n  CONTINUE;\nEND FOR"},
+			{sql: "SELECT r.order_id", want: "problem:unknown-column:1:8:Unrecognized name: r"},
+			{sql: "FOR r IN (SELECT order_id FROM `proj.sales.orders`) DO\n  SELECT r.nope;\nEND FOR", want: "problem:unknown-column:2:12:"},
+			{sql: "FOR c IN (SELECT 1 AS one) DO SELECT 1; END FOR", want: "skip:FOR's query: it declares c a second time"},
+			{sql: "CASE c WHEN 1 THEN SELECT 1; WHEN 2 THEN SELECT nope; ELSE SELECT 3; END CASE", want: "problem:unknown-column:1:49:Unrecognized name: nope"},
+			{sql: "CASE WHEN c > 0 THEN SELECT 1; END CASE"},
 		},
 	}, {
 		name: "BEGIN … END blocks and transactions",
