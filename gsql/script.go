@@ -188,14 +188,19 @@ func (c *Catalog) assign(ctx context.Context, stmt string, a assignment) (Analys
 // analyzeExpression analyses the expression text, written at byte offset
 // at of stmt, as SELECT (text); a problem is placed in stmt.
 func (c *Catalog) analyzeExpression(ctx context.Context, stmt, text string, at int) (Analysis, error) {
-	const open = "SELECT ("
-	wrapped := open + text + ")"
+	wrapped := asQuery(text)
 	an, err := c.Analyze(ctx, wrapped)
 	if err == nil && an.Problem != nil {
-		an = Analysis{Problem: moved(an.Problem, wrapped, stmt, at-len(open))}
+		an = Analysis{Problem: moved(an.Problem, wrapped, stmt, at-len(exprOpen))}
 	}
 	return an, err
 }
+
+// exprOpen begins the query an expression is analysed as (asQuery).
+const exprOpen = "SELECT ("
+
+// asQuery is the query that analyses expression e.
+func asQuery(e string) string { return exprOpen + e + ")" }
 
 // declareVariables analyses a DECLARE: its default must be a valid expression
 // (analysed as SELECT (default)), its type one GoogleSQL knows (analysed
@@ -322,19 +327,12 @@ func statementParts(list *googlesql.ASTStatementList, what string, textLen int) 
 // branch runs does not matter to the analysis: IF declares nothing
 // (BigQuery allows DECLARE only at the start of a script or block).
 func ifParts(st *googlesql.ASTIfStatement, textLen int) ([]scriptPart, bool) {
-	cond := func(e googlesql.ASTExpressionNode, label string) (scriptPart, bool) {
-		if e == nil {
-			return scriptPart{}, false
-		}
-		start, end, ok := astSpan(e)
-		return scriptPart{start: start, end: end, expr: true, label: label}, ok && end <= textLen
-	}
 	var out []scriptPart
 	e, err := st.Condition()
 	if err != nil {
 		return nil, false
 	}
-	p, ok := cond(e, "the IF's condition")
+	p, ok := exprPart(e, "the IF's condition", textLen)
 	if !ok {
 		return nil, false
 	}
@@ -361,7 +359,7 @@ func ifParts(st *googlesql.ASTIfStatement, textLen int) ([]scriptPart, bool) {
 			if err != nil {
 				return nil, false
 			}
-			p, ok := cond(e, fmt.Sprintf("ELSEIF %d's condition", i+1))
+			p, ok := exprPart(e, fmt.Sprintf("ELSEIF %d's condition", i+1), textLen)
 			if !ok {
 				return nil, false
 			}
@@ -583,7 +581,7 @@ func (c *Catalog) scriptTables(stmt string, parts []scriptPart, unknown []string
 		}
 		text := stmt[p.start:p.end]
 		if p.expr {
-			text = "SELECT (" + text + ")"
+			text = asQuery(text)
 		}
 		st, why, err := c.reads(text)
 		if err != nil {
@@ -612,10 +610,9 @@ func (c *Catalog) scriptTables(stmt string, parts []scriptPart, unknown []string
 // order, as the script runs them: the first problem or skip ends it, with
 // the part's place in stmt.
 func (c *Catalog) analyzeScript(ctx context.Context, stmt string, parts []scriptPart) (_ Analysis, err error) {
-	const open = "SELECT ("
 	text := func(p scriptPart) string {
 		if p.expr {
-			return open + stmt[p.start:p.end] + ")"
+			return asQuery(stmt[p.start:p.end])
 		}
 		return stmt[p.start:p.end]
 	}
