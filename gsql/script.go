@@ -283,8 +283,8 @@ func (c *Catalog) addVariable(name string, t Type, gt googlesql.Googlesql_TypeNo
 }
 
 // scriptPart is a piece of a script that is analysed on its own: a
-// statement, or (expr) the condition of an IF; label says which, in a
-// skip's reason.
+// statement, or (expr) an expression (a condition, a CASE's operand, a
+// RAISE's message); label says which, in a skip's reason.
 type scriptPart struct {
 	start, end int
 	expr       bool
@@ -605,9 +605,10 @@ func (c *Catalog) scriptTables(stmt string, parts []scriptPart, unknown []string
 	return unknown, nil
 }
 
-// analyzeScript analyses the parts of a script (stmt, the statements of
-// a script of several, or the conditions and branches of an IF) in
-// order, as the script runs them: the first problem or skip ends it, with
+// analyzeScript analyses the parts of a script (stmt: several
+// statements, or one control statement — IF, CASE, a loop, a block,
+// RAISE — with its expressions and bodies) in order, as the script runs
+// them: the first problem or skip ends it, with
 // the part's place in stmt.
 func (c *Catalog) analyzeScript(ctx context.Context, stmt string, parts []scriptPart) (_ Analysis, err error) {
 	text := func(p scriptPart) string {
