@@ -355,23 +355,11 @@ func ifParts(st *googlesql.ASTIfStatement, textLen int) ([]scriptPart, bool) {
 			if err != nil || c == nil {
 				return nil, false
 			}
-			e, err := c.Condition()
-			if err != nil {
-				return nil, false
-			}
-			p, ok := exprPart(e, fmt.Sprintf("ELSEIF %d's condition", i+1), textLen)
+			more, ok := clauseParts(c, fmt.Sprintf("ELSEIF %d's ", i+1), textLen)
 			if !ok {
 				return nil, false
 			}
-			b, err := c.Body()
-			if err != nil {
-				return nil, false
-			}
-			body, ok := statementParts(b, fmt.Sprintf("ELSEIF %d's ", i+1), textLen)
-			if !ok {
-				return nil, false
-			}
-			out = append(append(out, p), body...)
+			out = append(out, more...)
 		}
 	} else if err != nil {
 		return nil, false
@@ -429,6 +417,31 @@ func blockParts(b *googlesql.ASTBeginEndBlock, textLen int) ([]scriptPart, bool)
 		}
 	}
 	return append(out, scriptPart{close: true}), true
+}
+
+// clauseParts are the parts of an ELSEIF or a WHEN: its condition, then
+// its statements, labelled with what.
+func clauseParts(c interface {
+	Condition() (googlesql.ASTExpressionNode, error)
+	Body() (*googlesql.ASTStatementList, error)
+}, what string, textLen int) ([]scriptPart, bool) {
+	e, err := c.Condition()
+	if err != nil {
+		return nil, false
+	}
+	p, ok := exprPart(e, what+"condition", textLen)
+	if !ok {
+		return nil, false
+	}
+	b, err := c.Body()
+	if err != nil {
+		return nil, false
+	}
+	body, ok := statementParts(b, what, textLen)
+	if !ok {
+		return nil, false
+	}
+	return append([]scriptPart{p}, body...), true
 }
 
 // exprPart is the part of expression e, or ok false.
@@ -543,23 +556,11 @@ func caseParts(cs *googlesql.ASTCaseStatement, textLen int) ([]scriptPart, bool)
 		if err != nil || w == nil {
 			return nil, false
 		}
-		cond, err := w.Condition()
-		if err != nil {
-			return nil, false
-		}
-		p, ok := exprPart(cond, fmt.Sprintf("WHEN %d's condition", i+1), textLen)
+		more, ok := clauseParts(w, fmt.Sprintf("WHEN %d's ", i+1), textLen)
 		if !ok {
 			return nil, false
 		}
-		b, err := w.Body()
-		if err != nil {
-			return nil, false
-		}
-		body, ok := statementParts(b, fmt.Sprintf("WHEN %d's ", i+1), textLen)
-		if !ok {
-			return nil, false
-		}
-		out = append(append(out, p), body...)
+		out = append(out, more...)
 	}
 	els, err := cs.ElseList()
 	if err != nil {
