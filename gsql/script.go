@@ -458,15 +458,19 @@ func exprPart(e googlesql.ASTExpressionNode, label string, textLen int) (scriptP
 // the body once — a second pass would see the same types — and for FOR,
 // its row variable in a scope of the loop's own.
 func loopParts(s googlesql.ASTStatementNode, textLen int) ([]scriptPart, bool) {
-	var body *googlesql.ASTStatementList
+	loop, ok := s.(interface {
+		Body() (*googlesql.ASTStatementList, error) // ASTLoopStatement's, which all three embed
+	})
+	if !ok {
+		return nil, false
+	}
+	body, err := loop.Body()
+	if err != nil {
+		return nil, false
+	}
 	var before, after []scriptPart
-	var err error
 	switch l := s.(type) {
 	case *googlesql.ASTWhileStatement:
-		body, err = l.Body()
-		if err != nil {
-			return nil, false
-		}
 		cond, err := l.Condition()
 		if err != nil {
 			return nil, false
@@ -479,9 +483,6 @@ func loopParts(s googlesql.ASTStatementNode, textLen int) ([]scriptPart, bool) {
 			before = append(before, p)
 		}
 	case *googlesql.ASTRepeatStatement:
-		if body, err = l.Body(); err != nil {
-			return nil, false
-		}
 		u, err := l.UntilClause()
 		if err != nil || u == nil {
 			return nil, false
@@ -496,9 +497,6 @@ func loopParts(s googlesql.ASTStatementNode, textLen int) ([]scriptPart, bool) {
 		}
 		after = append(after, p)
 	case *googlesql.ASTForInStatement:
-		if body, err = l.Body(); err != nil {
-			return nil, false
-		}
 		id, err := l.Variable()
 		if err != nil || id == nil {
 			return nil, false
@@ -619,7 +617,9 @@ func (c *Catalog) analyzeScript(ctx context.Context, stmt string, parts []script
 		return stmt[p.start:p.end]
 	}
 	// The tables first: a caller that fetches the unknown ones analyses
-	// the script again, and its declarations must not have been made.
+	// the script again, and its declarations (variables, temporary
+	// functions) must not have been made. It costs each part a second
+	// parse.
 	unknown, err := c.scriptTables(stmt, parts, nil)
 	if err != nil {
 		return Analysis{}, err
