@@ -31,7 +31,7 @@ import (
 	"github.com/dfdtools/dfd/bench/projectgen"
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 	"github.com/dfdtools/dfd/project"
 )
 

@@ -21,8 +21,8 @@ import (
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
-	"github.com/dfdtools/dfd/internal/jitprobe"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/jitprobe"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 	"github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
@@ -363,7 +363,7 @@ func cliJitCodes(t *testing.T, node, root string) map[string]string {
 }
 
 // The scripted warehouse, recorder, oracle JSON and probe programs are shared
-// with package jit/nodeworker (internal/jitprobe); short local names keep the cases readable.
+// with package jit/nodeworker (internal/testkit/jitprobe); short local names keep the cases readable.
 type (
 	jitWarehouse = jitprobe.Warehouse
 	recordedCall = jitprobe.RecordedCall

@@ -9,8 +9,8 @@ import (
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
-	"github.com/dfdtools/dfd/internal/jitprobe"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/jitprobe"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 	"github.com/dfdtools/dfd/project"
 )
 

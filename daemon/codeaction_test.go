@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.lsp.dev/protocol"
 
-	"github.com/dfdtools/dfd/internal/fakeeditor"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // Quick fixes (textDocument/codeAction) driven by the fake editor against

@@ -9,7 +9,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 func completionLabels(t *testing.T, s *session, path, marker string, delta int) []string {

@@ -11,8 +11,8 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/dfdtools/dfd/internal/fakeeditor"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // Every intended error of the compile_errors fixture lands on its file, on

@@ -10,9 +10,9 @@ import (
 	"cloud.google.com/go/bigquery"
 	"go.lsp.dev/protocol"
 
-	"github.com/dfdtools/dfd/internal/bqtest"
-	"github.com/dfdtools/dfd/internal/fakeeditor"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/bqtest"
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 func hoverText(t *testing.T, s *session, path, marker string, delta int) string {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // TestNeovim drives `dfd serve` from a real LSP client: headless Neovim

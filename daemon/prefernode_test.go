@@ -8,7 +8,7 @@ import (
 
 	"github.com/dfdtools/dfd/bench/projectgen"
 	"github.com/dfdtools/dfd/daemon"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 var yamlActions = "actions:\n" + strings.Repeat("- declaration:\n    name: raw_feed\n    description: |\n      a line of description text that goes on\n", 2500)

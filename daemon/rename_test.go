@@ -14,8 +14,8 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/dfdtools/dfd/internal/fakeeditor"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // Rename (textDocument/prepareRename, textDocument/rename) driven by the

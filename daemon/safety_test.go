@@ -11,10 +11,10 @@ import (
 	"cloud.google.com/go/bigquery"
 	"google.golang.org/api/iterator"
 
-	"github.com/dfdtools/dfd/internal/bqrecorder"
-	"github.com/dfdtools/dfd/internal/bqtest"
-	"github.com/dfdtools/dfd/internal/sqlcorpus"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/bqrecorder"
+	"github.com/dfdtools/dfd/internal/testkit/bqtest"
+	"github.com/dfdtools/dfd/internal/testkit/sqlcorpus"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // TestPreviewSafetyOnTheWire: with BigQuery as the metadata source (a

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dfdtools/dfd/internal/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
 	"go.lsp.dev/protocol"
 )
 

@@ -13,7 +13,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/dfdtools/dfd/daemon"
-	"github.com/dfdtools/dfd/internal/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/lsp"
 )

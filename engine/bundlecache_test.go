@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // Copies of one core (every project's node_modules) share one compiled

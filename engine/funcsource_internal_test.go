@@ -14,7 +14,7 @@ import (
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // allArrows lists the arrow functions of prg in source order.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 	"github.com/dop251/goja"
 )
 

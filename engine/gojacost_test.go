@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // GojaExcess weighs each kind of file by what it costs in goja beyond

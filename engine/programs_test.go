@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 func TestProgramCache(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/dfdtools/dfd/bench/projectgen"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // BenchmarkTranspileBigSQLX is core 3.0.62's compiler() on one generated

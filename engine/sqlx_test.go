@@ -18,7 +18,7 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/dfdtools/dfd/bench/projectgen"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // The cores in testdata; SQLX in Go must give each one's own results.

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/engine"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // jsUTF8Read is protobufjs's own decoder, as core 3.0.62 minifies it,

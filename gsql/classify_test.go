@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/sqlcorpus"
+	"github.com/dfdtools/dfd/internal/testkit/sqlcorpus"
 )
 
 // kindNames are the kinds by their String(), as the corpus file names them.

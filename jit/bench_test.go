@@ -12,8 +12,8 @@ import (
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
-	"github.com/dfdtools/dfd/internal/testenv"
-	"github.com/dfdtools/dfd/internal/workertest"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dfdtools/dfd/internal/testenv"
-	"github.com/dfdtools/dfd/internal/workertest"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit"
 )
 

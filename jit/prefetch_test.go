@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/workertest"
+	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit"
 )
 

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/testenv"
-	"github.com/dfdtools/dfd/internal/workertest"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dfdtools/dfd/internal/workertest"
+	"github.com/dfdtools/dfd/internal/testkit/workertest"
 )
 
 // TestWorkerProtocol: the goja worker speaks the protocol, and exits soon

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 	"github.com/dfdtools/dfd/lsp"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dfdtools/dfd/adapters/offline"
 	"github.com/dfdtools/dfd/compile"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 	"github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )

@@ -1,6 +1,6 @@
 package bigquery
 
-// Integration tests against goccy/bigquery-emulator (see internal/bqtest).
+// Integration tests against goccy/bigquery-emulator (see internal/testkit/bqtest).
 // Known emulator differences, which dfd is not bent to match: times are in
 // seconds instead of milliseconds, syntax errors and missing tables come
 // back as jobInternalError (INTERNAL here, INVALID_ARGUMENT/NOT_FOUND on
@@ -22,7 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/dfdtools/dfd/adapters"
-	"github.com/dfdtools/dfd/internal/bqtest"
+	"github.com/dfdtools/dfd/internal/testkit/bqtest"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"google.golang.org/api/option"
 
-	"github.com/dfdtools/dfd/internal/bqtest"
+	"github.com/dfdtools/dfd/internal/testkit/bqtest"
 )
 
 func TestMain(m *testing.M) { bqtest.Main(m) }

@@ -23,7 +23,7 @@ import (
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/adapters/policy"
 	"github.com/dfdtools/dfd/gsql"
-	"github.com/dfdtools/dfd/internal/bqtest"
+	"github.com/dfdtools/dfd/internal/testkit/bqtest"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"cloud.google.com/go/bigquery"
 
-	"github.com/dfdtools/dfd/internal/bqtest"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/bqtest"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 func sqlCheckMetadata() string {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 	"github.com/dfdtools/dfd/jit/nodeworker"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/compile"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // The drop-in on its error paths: each test runs the official CLI

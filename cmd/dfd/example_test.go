@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // TestJitExamplePreviews runs the JiT previews that scripts/demo.sh shows,

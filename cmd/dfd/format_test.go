@@ -10,7 +10,7 @@ import (
 
 	"github.com/dfdtools/dfd/bench/projectgen"
 	"github.com/dfdtools/dfd/gsql"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // formatFixtures are the projects whose every .sqlx is formatted and

@@ -10,8 +10,8 @@ import (
 
 	"cloud.google.com/go/bigquery"
 
-	"github.com/dfdtools/dfd/internal/bqtest"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/bqtest"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 func snapshotPath() string {

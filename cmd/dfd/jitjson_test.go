@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // dfd jit --json prints the response in one layout, whatever the build:

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // dfd lineage on sql_check: showcase reads stg_orders (inferred, not in

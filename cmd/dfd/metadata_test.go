@@ -11,8 +11,8 @@ import (
 	"cloud.google.com/go/bigquery"
 
 	"github.com/dfdtools/dfd/adapters/offline"
-	"github.com/dfdtools/dfd/internal/bqtest"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/bqtest"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 

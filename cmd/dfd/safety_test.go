@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/bqrecorder"
-	"github.com/dfdtools/dfd/internal/sqlcorpus"
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/bqrecorder"
+	"github.com/dfdtools/dfd/internal/testkit/sqlcorpus"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // TestJitPreviewSafetyOnTheWire runs every statement of the preview corpus

@@ -1,5 +1,5 @@
-// Package layers holds the test of who may import whom in dfd (see the
-// README's "How it works"): each package may import only the packages of
+// Package layers holds the test of who may import whom in dfd (see
+// docs/architecture.md): each package may import only the packages of
 // dfd its rule lists, so that the LSP server never sees BigQuery or the
 // engine, the workspace never speaks LSP, and the bottom packages stay
 // free of everything above them.
@@ -54,9 +54,14 @@ var rules = map[string][]string{
 	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "sqlcheck", "sqlxfmt", "project", "protos/dataformpb"},
 	"cmd/...": {"..."},
 
-	"internal/...": {"..."},
-	"bench/...":    {"..."},
-	"tools/...":    {"..."},
+	// heapwatch ships (the compiler and workers watch their heap with it);
+	// everything under testkit is for tests only, and no shipped package
+	// may import it (none lists it).
+	"internal/heapwatch":   nil,
+	"internal/layers":      nil,
+	"internal/testkit/...": {"..."},
+	"bench/...":            {"..."},
+	"tools/...":            {"..."},
 }
 
 func matches(pattern, pkg string) bool {

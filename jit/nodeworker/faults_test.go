@@ -9,7 +9,7 @@ import (
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
-	"github.com/dfdtools/dfd/internal/workertest"
+	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/jit/nodeworker"
 )

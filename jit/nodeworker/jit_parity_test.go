@@ -14,9 +14,9 @@ import (
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
-	"github.com/dfdtools/dfd/internal/jitprobe"
-	"github.com/dfdtools/dfd/internal/testenv"
-	"github.com/dfdtools/dfd/internal/workertest"
+	"github.com/dfdtools/dfd/internal/testkit/jitprobe"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit"
 	dfproject "github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"

@@ -1,9 +1,9 @@
 package nodeworker_test
 
-import "github.com/dfdtools/dfd/internal/jitprobe"
+import "github.com/dfdtools/dfd/internal/testkit/jitprobe"
 
 // The scripted warehouse, recorder, oracle JSON and probe programs are shared
-// with package compile's JiT parity test (internal/jitprobe); short local names keep the cases readable.
+// with package compile's JiT parity test (internal/testkit/jitprobe); short local names keep the cases readable.
 type (
 	jitWarehouse = jitprobe.Warehouse
 	recordedCall = jitprobe.RecordedCall

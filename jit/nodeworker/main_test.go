@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/workertest"
+	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit/nodeworker"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/compile"
-	"github.com/dfdtools/dfd/internal/workertest"
+	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit"
 	dfproject "github.com/dfdtools/dfd/project"
 )

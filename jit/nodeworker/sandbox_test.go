@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/compile"
-	"github.com/dfdtools/dfd/internal/testenv"
-	"github.com/dfdtools/dfd/internal/workertest"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/jit/nodeworker"
 	dfproject "github.com/dfdtools/dfd/project"

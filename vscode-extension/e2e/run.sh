@@ -186,7 +186,7 @@ cp "$repo/testdata/metadata/clickstream.json" "$tmp/snapshot/clickstream.json"
 snapshot=$tmp/snapshot/clickstream.json
 
 # jit_actions: AoT tables and views, JiT actions, a declaration with columns in
-# the snapshot. Core copied into node_modules, as internal/testenv.ProjectCopy does.
+# the snapshot. Core copied into node_modules, as internal/testkit/testenv.ProjectCopy does.
 main_ws=$ws/jit_actions
 cp -R "$repo/testdata/projects/jit_actions" "$main_ws"
 mkdir -p "$main_ws/node_modules/@dataform"

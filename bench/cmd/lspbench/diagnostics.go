@@ -11,7 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/dfdtools/dfd/internal/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
 )
 
 // diagnosticsResult is what -mode diagnostics prints: how long an edit

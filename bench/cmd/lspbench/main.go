@@ -40,7 +40,7 @@ import (
 
 	"go.lsp.dev/uri"
 
-	"github.com/dfdtools/dfd/internal/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
 	"github.com/dfdtools/dfd/lsp"
 )
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dfdtools/dfd/internal/fakeeditor"
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
 )
 
 // session is a `dfd serve` subprocess driven by a fake editor, for the

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/dfdtools/dfd/internal/bqrecorder"
+	"github.com/dfdtools/dfd/internal/testkit/bqrecorder"
 )
 
 // CheckPreviewWire fails t unless what a preview sent to BigQuery (reqs,

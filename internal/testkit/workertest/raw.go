@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dfdtools/dfd/internal/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/jit/wire"
 	"github.com/dfdtools/dfd/jit/wirepb"
