@@ -23,6 +23,14 @@ bin/dfd compile "$project"
 echo "==> dfd compile $project --json (first lines)" >&2
 bin/dfd compile "$project" --json | head -n 25
 
+# BigQuery's analyzer over every action's SQL, against the snapshot's
+# schemas and the schemas the project's own actions produce.
+echo "==> dfd check $project --metadata $project/metadata.json" >&2
+bin/dfd check "$project" --metadata "$project/metadata.json"
+
+echo "==> dfd format --check $project" >&2
+bin/dfd format --check "$project"
+
 # JiT actions produce their SQL only at run time; dfd previews it by running
 # their jitCode in a warm worker, answering database calls from the
 # project's offline metadata snapshot under the preview policy.
