@@ -37,7 +37,7 @@ func TestNeovim(t *testing.T) {
 	runNeovim(t, cmd, result)
 }
 
-// TestNeovimConfigs loads each Neovim configuration of the README
+// TestNeovimConfigs loads each Neovim configuration of docs/editors.md
 // (neovim/dfd.lua: vim.lsp.start, or vim.lsp.start_client on 0.7;
 // neovim/lspconfig.lua: an nvim-lspconfig custom server) into headless
 // Neovim, with `dfd` on PATH as a user has it, and checks through
@@ -121,10 +121,10 @@ func TestNeovimConfigs(t *testing.T) {
 // `dfd` on PATH (testdata/lsp/nvim/edits.lua does the editing):
 // vim.lsp.buf.rename on a ref("daily_clicks") of a .sqlx renames the ref
 // and the publish("daily_clicks", …) of the .js that defines it; a rename
-// of an action named by its file is refused with the reason when the
-// client does not announce file renames (Neovim 0.7 announces the
-// "rename" resource operation but not workspaceEdit.documentChanges, which
-// dfd requires with it) and changes nothing; formatting a messy
+// of an action named by its file renames the file when the client
+// announces the "rename" resource operation (Neovim 0.7.2 does; dfd needs
+// nothing more), and is otherwise refused with the reason, changing
+// nothing (edits.lua checks whichever the client announced); formatting a messy
 // .sqlx (vim.lsp.buf.formatting_sync on 0.7, vim.lsp.buf.format on 0.8+)
 // leaves in the buffer what `dfd format` writes for a copy of the file.
 // Neovim writes the buffers it edited (:wall), and the files on disk are
@@ -243,10 +243,11 @@ func TestNeovimEdits(t *testing.T) {
 	}
 }
 
-// TestReadmeNeovimConfigs keeps the README's Neovim section and the files
-// the headless test loads the same text.
-func TestReadmeNeovimConfigs(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
+// TestEditorsDocNeovimConfigs keeps the Neovim section of docs/editors.md
+// and the files the headless tests load the same text: a user copies the
+// configuration from the page, and only the files are run.
+func TestEditorsDocNeovimConfigs(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "editors.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,8 +256,8 @@ func TestReadmeNeovimConfigs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(readme), "```lua\n"+string(b)+"```\n") {
-			t.Errorf("README.md does not quote neovim/%s verbatim in a ```lua block", config)
+		if !strings.Contains(string(page), "```lua\n"+string(b)+"```\n") {
+			t.Errorf("docs/editors.md does not quote neovim/%s verbatim in a ```lua block", config)
 		}
 	}
 }

@@ -138,7 +138,7 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 				Log: func(format string, args ...any) { fmt.Fprintf(env.stderr, "warning: "+format+"\n", args...) },
 			})
 			if err != nil {
-				err = fmt.Errorf("connecting to BigQuery: %w\n(pass --metadata FILE to preview offline from a snapshot; see the README)", err)
+				err = fmt.Errorf("connecting to BigQuery: %w\n(pass --metadata FILE to preview offline from a snapshot; see docs/bigquery.md)", err)
 				fmt.Fprintf(env.stderr, "dfd jit: %v\n", err)
 			}
 			return backend, err

@@ -59,7 +59,7 @@ func TestJitConnectsLazily(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("a JiT action that catches its failed call: exit %d:\n%s", res.code, res.stderr)
 	}
-	for _, want := range []string{"dfd jit: connecting to BigQuery:", "no-such-key.json", "(pass --metadata FILE to preview offline from a snapshot; see the README)", "GetTable", "FAILED_PRECONDITION"} {
+	for _, want := range []string{"dfd jit: connecting to BigQuery:", "no-such-key.json", "(pass --metadata FILE to preview offline from a snapshot; see docs/bigquery.md)", "GetTable", "FAILED_PRECONDITION"} {
 		if !strings.Contains(string(res.stderr), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, res.stderr)
 		}

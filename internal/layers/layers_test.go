@@ -57,6 +57,7 @@ var rules = map[string][]string{
 	// heapwatch ships (the compiler and workers watch their heap with it);
 	// everything under testkit is for tests only, and no shipped package
 	// may import it (none lists it).
+	"docs":                 nil, // Markdown, and the test of its links
 	"internal/heapwatch":   nil,
 	"internal/layers":      nil,
 	"internal/testkit/...": {"..."},

@@ -1,7 +1,7 @@
 // Command gen writes everything that settings/settings.json decides: the
 // server's Settings type and its field table (settings/settings_gen.go),
-// the settings table of lsp/PROTOCOL.md and of vscode-extension/README.md
-// (between their "settings table" markers), the extension's configuration
+// the settings table of lsp/PROTOCOL.md, vscode-extension/README.md and
+// docs/editors.md (between their "settings table" markers), the extension's configuration
 // contribution (vscode-extension/package.json, contributes.configuration
 // .properties; the rest of the file is kept byte for byte) and the keys it
 // sends to the server (vscode-extension/src/settings_gen.ts).
@@ -75,6 +75,9 @@ func run(root string, check bool) error {
 			return replaceBetween(old, protocolTable(table.Settings))
 		},
 		"vscode-extension/README.md": func(old []byte) ([]byte, error) {
+			return replaceBetween(old, readmeTable(table.Settings))
+		},
+		"docs/editors.md": func(old []byte) ([]byte, error) {
 			return replaceBetween(old, readmeTable(table.Settings))
 		},
 		"vscode-extension/package.json": func(old []byte) ([]byte, error) { return packageJSON(old, table.Settings) },

@@ -1,4 +1,4 @@
--- Headless Neovim test of the configurations the README gives (neovim/dfd.lua
+-- Headless Neovim test of the configurations docs/editors.md gives (neovim/dfd.lua
 -- and neovim/lspconfig.lua), run by daemon/nvim_test.go:
 --   nvim --headless --clean -c 'luafile testdata/lsp/nvim/configs.lua'
 -- Environment: DFD_CONFIG (the configuration file to load; empty when
