@@ -30,7 +30,13 @@
 //     picks INTERACTIVE priority; otherwise Options.Priority (INTERACTIVE by
 //     default, like the CLI, whose JiT queries always run interactively).
 //     A dry run returns the schema and the bytes it would process, no rows
-//     and no job id.
+//     and no job id. A job dfd stops waiting for before it is over — the
+//     caller's deadline passed, the caller was cancelled (a newer edit, a
+//     shutdown), BigQuery stopped answering — is cancelled (jobs.cancel,
+//     with a context of its own bounded by Options.CancelTimeout), so it
+//     does not go on running and billing; the error says whether that
+//     worked. dfd always knows the job's id, even when the jobs.insert
+//     answer is lost: it chose the id itself.
 //   - Verify (adapters.Verifier): a dry run that also reports BigQuery's
 //     statement type, the routines the statement references and the bytes
 //     it would process: the preview policy's second opinion.
@@ -92,6 +98,10 @@ type Options struct {
 	// PollTimeout is how long one getQueryResults call waits for the job to
 	// finish (BigQuery's timeoutMs; default 10s).
 	PollTimeout time.Duration
+	// CancelTimeout bounds the jobs.cancel of a job dfd stopped waiting for
+	// (default 3s): it runs after the caller's deadline or cancellation,
+	// which it delays by at most this.
+	CancelTimeout time.Duration
 }
 
 // Adapter is a DbAdapter backed by BigQuery. It is safe for concurrent use.
@@ -134,6 +144,9 @@ func New(ctx context.Context, opts Options) (*Adapter, error) {
 	}
 	if opts.PollTimeout <= 0 {
 		opts.PollTimeout = 10 * time.Second
+	}
+	if opts.CancelTimeout <= 0 {
+		opts.CancelTimeout = 3 * time.Second
 	}
 	opts.Retry = opts.Retry.withDefaults()
 	svc, err := bq.NewService(ctx, opts.ClientOptions...)

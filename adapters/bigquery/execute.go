@@ -29,7 +29,13 @@ func (a *Adapter) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (
 	}
 	inserted, err := a.insert(ctx, job)
 	if err != nil {
-		return nil, classify(err, "%s", what)
+		err = classify(err, "%s", what)
+		if !dry && lostTrack(err) {
+			// The job id is ours, so a job the lost answer would have
+			// named can be cancelled all the same.
+			err = a.abandon(ctx, job.JobReference, err)
+		}
+		return nil, err
 	}
 	if e := inserted.Status; e != nil && e.ErrorResult != nil {
 		return nil, jobError(e.ErrorResult, "%s", what)
@@ -41,7 +47,60 @@ func (a *Adapter) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (
 	if ref == nil || ref.JobId == "" {
 		ref = job.JobReference
 	}
-	return a.results(ctx, req, ref, what)
+	resp, complete, err := a.results(ctx, req, ref, what)
+	if err != nil && !complete && lostTrack(err) {
+		// The deadline passed, the caller went away (a newer edit, a
+		// shutdown) or BigQuery stopped answering polls: dfd no longer
+		// waits for the job, so it must not go on running and billing.
+		// (A poll that BigQuery answered with the job's own error means
+		// the job is over.)
+		err = a.abandon(ctx, ref, err)
+	}
+	return resp, err
+}
+
+// lostTrack reports whether a call about a job failed because its answer
+// was lost — the deadline, a cancellation, a connection that broke or a
+// BigQuery that is down — rather than because BigQuery answered that the
+// job was refused or failed (a 4xx status with its reason). After a lost
+// answer the job may exist and be running: a jobs.insert may have created
+// it (a duplicate id after a lost answer is not an error: see insert), a
+// poll tells nothing of it.
+func lostTrack(err error) bool {
+	switch adapters.CodeOf(err) {
+	case adapters.Canceled, adapters.DeadlineExceeded, adapters.Unavailable:
+		return true
+	}
+	return false
+}
+
+// abandon cancels the job of ref, which dfd no longer waits for, and says
+// on err (and in the call record) whether that worked. The caller's
+// context is done, or about to be given up, so jobs.cancel gets a context
+// of its own: the caller's values without its cancellation, bounded by
+// Options.CancelTimeout.
+func (a *Adapter) abandon(ctx context.Context, ref *bq.JobReference, err error) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.opts.CancelTimeout)
+	defer cancel()
+	cerr := a.opts.Retry.do(cctx, a.opts.CancelTimeout, func(ctx context.Context) error {
+		call := a.svc.Jobs.Cancel(ref.ProjectId, ref.JobId).Context(ctx)
+		if ref.Location != "" {
+			call = call.Location(ref.Location)
+		}
+		_, err := call.Do()
+		return err
+	})
+	var gerr *googleapi.Error
+	msg := "job " + ref.JobId + " cancelled"
+	switch {
+	case errors.As(cerr, &gerr) && gerr.Code == http.StatusNotFound:
+		msg = "job " + ref.JobId + " was never created"
+	case cerr != nil:
+		msg = "cancelling job " + ref.JobId + " failed: " + classify(cerr, "BigQuery jobs.cancel").Error() + "; it may still be running"
+	}
+	adapters.Note(ctx, "bigquery: %s", msg)
+	ae := adapters.AsError(err)
+	return &adapters.Error{Code: ae.Code, Message: ae.Message + " (" + msg + ")"}
 }
 
 // Verify implements adapters.Verifier: it dry-runs req (which must ask for
@@ -147,8 +206,9 @@ func (a *Adapter) insert(ctx context.Context, job *bq.Job) (*bq.Job, error) {
 }
 
 // results waits for the job, reads up to the row limit and the job's
-// statistics.
-func (a *Adapter) results(ctx context.Context, req *dataformpb.ExecuteRequest, ref *bq.JobReference, what string) (*dataformpb.ExecuteResponse, error) {
+// statistics. complete says whether BigQuery said the job was over, even
+// when reading its rows failed afterwards.
+func (a *Adapter) results(ctx context.Context, req *dataformpb.ExecuteRequest, ref *bq.JobReference, what string) (_ *dataformpb.ExecuteResponse, complete bool, _ error) {
 	limit := req.GetRowLimit()
 	if limit <= 0 || limit > a.opts.MaxRows {
 		limit = a.opts.MaxRows
@@ -179,16 +239,17 @@ func (a *Adapter) results(ctx context.Context, req *dataformpb.ExecuteRequest, r
 			return err
 		})
 		if err != nil {
-			return nil, classify(err, "%s", what)
+			return nil, complete, classify(err, "%s", what)
 		}
 		if !res.JobComplete {
 			// BigQuery held the poll for timeoutMs; ask again (after a pause,
 			// in case a server answers at once).
 			if err := sleep(ctx, pollPause); err != nil {
-				return nil, classify(err, "%s: waiting for the job", what)
+				return nil, false, classify(err, "%s: waiting for the job", what)
 			}
 			continue
 		}
+		complete = true
 		if out.SchemaFields == nil && res.Schema != nil {
 			out.SchemaFields = fields(res.Schema.Fields)
 		}
@@ -198,7 +259,7 @@ func (a *Adapter) results(ctx context.Context, req *dataformpb.ExecuteRequest, r
 			}
 			s, err := rowStruct(r)
 			if err != nil {
-				return nil, adapters.Errorf(adapters.Internal, "%s: row %d: %v", what, rows, err)
+				return nil, true, adapters.Errorf(adapters.Internal, "%s: row %d: %v", what, rows, err)
 			}
 			out.Rows = append(out.Rows, s)
 			rows++
@@ -220,11 +281,11 @@ func (a *Adapter) results(ctx context.Context, req *dataformpb.ExecuteRequest, r
 		return err
 	})
 	if err != nil {
-		return nil, classify(err, "%s: reading job statistics", what)
+		return nil, true, classify(err, "%s: reading job statistics", what)
 	}
 	if s := job.Status; s != nil {
 		if s.ErrorResult != nil {
-			return nil, jobError(s.ErrorResult, "%s", what)
+			return nil, true, jobError(s.ErrorResult, "%s", what)
 		}
 		for _, e := range s.Errors {
 			out.Errors = append(out.Errors, e.Message)
@@ -241,7 +302,7 @@ func (a *Adapter) results(ctx context.Context, req *dataformpb.ExecuteRequest, r
 		}
 	}
 	out.ExecutionMetadata = &dataformpb.ExecutionMetadata{Bigquery: md}
-	return out, nil
+	return out, true, nil
 }
 
 // dryRunResponse describes a dry run: the schema the query would produce

@@ -466,7 +466,7 @@ func (c *Cache) lookupTable(k tkey) (*tableEntry, error) {
 // fetchTable gets k from the wrapped adapter (one fetch for all concurrent
 // callers) and stores the answer.
 func (c *Cache) fetchTable(ctx context.Context, k tkey) (*tableEntry, error) {
-	v, err := c.do(ctx, k.flightKey(), func(fctx context.Context) (any, error) {
+	v, err := c.do(ctx, k.flightKey(), false, func(fctx context.Context) (any, error) {
 		c.fetches.Add(1)
 		ep := c.epoch.Load()
 		m, err := c.inner.GetTable(fctx, &dataformpb.GetTableRequest{Target: k.target()})
@@ -636,7 +636,7 @@ func (c *Cache) lookupList(k lkey) (*dataformpb.ListTablesResponse, *listEntry, 
 }
 
 func (c *Cache) fetchList(ctx context.Context, k lkey) (*dataformpb.ListTablesResponse, error) {
-	v, err := c.do(ctx, k.flightKey(), func(fctx context.Context) (any, error) {
+	v, err := c.do(ctx, k.flightKey(), false, func(fctx context.Context) (any, error) {
 		c.fetches.Add(1)
 		ep := c.epoch.Load()
 		resp, err := c.inner.ListTables(fctx, &dataformpb.ListTablesRequest{Database: k.db, Schema: k.schema})
@@ -931,7 +931,12 @@ func (c *Cache) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (*d
 		return proto.Clone(resp).(*dataformpb.ExecuteResponse), nil
 	}
 	c.misses.Add(1)
-	v, err := c.do(ctx, "q\x00"+key, func(fctx context.Context) (any, error) {
+	// A real query is a job BigQuery bills: once nobody waits for its
+	// answer any more, it is called off (the adapter cancels the job)
+	// rather than run on for the cache. A dry run costs nothing and its
+	// verdict serves the next check.
+	abandon := !req.GetBigQueryOptions().GetDryRun()
+	v, err := c.do(ctx, "q\x00"+key, abandon, func(fctx context.Context) (any, error) {
 		// Looked up again: a flight for the same query may have ended, and
 		// kept its answer, between the lookup above and this flight; a
 		// query must not run twice for that.
@@ -1006,7 +1011,7 @@ func (c *Cache) Verify(ctx context.Context, req *dataformpb.ExecuteRequest) (*ad
 		return cloneVerdict(v), nil
 	}
 	c.misses.Add(1)
-	v, err := c.do(ctx, "v\x00"+key, func(fctx context.Context) (any, error) {
+	v, err := c.do(ctx, "v\x00"+key, false, func(fctx context.Context) (any, error) {
 		if v, ok := c.verdicts.get(key, c.opts.Now()); ok { // as in Execute
 			return v, nil
 		}
@@ -1057,14 +1062,22 @@ type flight struct {
 	val     any
 	err     error
 	waiters int // callers that joined, under Cache.mu (tests watch it)
+	// left counts the waiters that gave up, and cancel ends the fetch:
+	// an abandonable flight is cancelled when the last waiter leaves.
+	left        int
+	abandonable bool
+	cancel      context.CancelFunc
 }
 
 // do runs fn once for all concurrent callers of key, in a goroutine the
 // Cache owns. fn gets a context that keeps ctx's values (so the first
 // caller's call record hears the backend's notes) but not its cancellation:
 // a caller that gives up does not fail the others. Close cancels it, and
-// Options.FetchTimeout bounds it.
-func (c *Cache) do(ctx context.Context, key string, fn func(context.Context) (any, error)) (any, error) {
+// Options.FetchTimeout bounds it. An abandonable flight (a query job) is
+// cancelled as well once every caller waiting for it has given up — the
+// last one waits for it to end, and gets its error with its own code —
+// and callers that come after that start a flight of their own.
+func (c *Cache) do(ctx context.Context, key string, abandonable bool, fn func(context.Context) (any, error)) (any, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -1072,12 +1085,12 @@ func (c *Cache) do(ctx context.Context, key string, fn func(context.Context) (an
 	}
 	f, ok := c.flights[key]
 	if !ok {
-		f = &flight{done: make(chan struct{})}
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.FetchTimeout)
+		f = &flight{done: make(chan struct{}), abandonable: abandonable, cancel: cancel}
 		c.flights[key] = f
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.FetchTimeout)
 			stop := context.AfterFunc(c.ctx, cancel)
 			defer func() {
 				stop()
@@ -1092,7 +1105,9 @@ func (c *Cache) do(ctx context.Context, key string, fn func(context.Context) (an
 				f.val, f.err = fn(fctx)
 			}()
 			c.mu.Lock()
-			delete(c.flights, key)
+			if c.flights[key] == f { // an abandoned flight is no longer there
+				delete(c.flights, key)
+			}
 			c.mu.Unlock()
 			close(f.done)
 		}()
@@ -1103,7 +1118,28 @@ func (c *Cache) do(ctx context.Context, key string, fn func(context.Context) (an
 	case <-f.done:
 		return f.val, f.err
 	case <-ctx.Done():
-		return nil, adapters.AsError(ctx.Err())
+		c.mu.Lock()
+		f.left++
+		last := f.abandonable && f.left == f.waiters
+		if last {
+			f.cancel()
+			if c.flights[key] == f {
+				delete(c.flights, key)
+			}
+		}
+		c.mu.Unlock()
+		err := adapters.AsError(ctx.Err())
+		if last {
+			// Called off for this caller: it waits for the wrapped
+			// adapter to wind the fetch up (for BigQuery, to cancel the
+			// job, within its own bound), so that it hears how that went
+			// and nothing is left running when it returns.
+			<-f.done
+			if f.err != nil {
+				err = &adapters.Error{Code: err.Code, Message: adapters.AsError(f.err).Message}
+			}
+		}
+		return nil, err
 	}
 }
 

@@ -21,9 +21,11 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	bq "google.golang.org/api/bigquery/v2"
 )
@@ -40,7 +42,45 @@ type Options struct {
 	// Upstream, when set, is a server to forward every request to but dry
 	// runs (e.g. the emulator's URL).
 	Upstream string
+	// SlowJob, when it says so for a statement, makes its query job one
+	// that never finishes: jobs.insert answers RUNNING, each
+	// jobs.getQueryResults holds for its timeoutMs (or until the client
+	// gives up) and answers jobComplete: false, jobs.get answers RUNNING —
+	// until jobs.cancel, after which the job is DONE with BigQuery's
+	// "stopped" error. With Upstream, the job is forwarded (it exists
+	// there) but its polls are answered here.
+	SlowJob func(stmt string) bool
+	// Fault, when it returns one for a request, answers the request with
+	// that fault instead (after recording it). n counts the requests so far,
+	// this one included (from 1).
+	Fault func(r *http.Request, n int) *Fault
 }
+
+// Fault is a way to answer a request badly.
+type Fault struct {
+	// Hang holds the request until the client gives up or the server
+	// stops: a BigQuery that accepts connections and never answers.
+	Hang bool
+	// Status, when not 0, answers with this HTTP status and BigQuery's
+	// error body ({"error":{"code","message","errors":[{"reason"}]}}).
+	Status int
+	// Reason is BigQuery's error reason (e.g. "backendError",
+	// "rateLimitExceeded", "accessDenied"); empty picks one by Status.
+	Reason string
+	// RetryAfter, when > 0, is sent as a Retry-After header (seconds).
+	RetryAfter int
+	// CutBody answers 200 with a Content-Length larger than the body,
+	// then closes the connection: a body cut short.
+	CutBody bool
+	// Malformed answers 200 with a body that is not JSON.
+	Malformed bool
+}
+
+// Hang is the fault of a BigQuery that never answers.
+func Hang() *Fault { return &Fault{Hang: true} }
+
+// Status is the fault of an HTTP error status with BigQuery's error body.
+func Status(code int, retryAfter int) *Fault { return &Fault{Status: code, RetryAfter: retryAfter} }
 
 // Request is one recorded request.
 type Request struct {
@@ -52,6 +92,12 @@ type Request struct {
 	DryRun             bool
 	MaximumBytesBilled int64
 	Labels             map[string]string
+	// Query is the request's URL query (location, timeoutMs, pageToken…).
+	Query url.Values
+	// CancelJob is the job id of a jobs.cancel request.
+	CancelJob string
+	// Fault is how the request was answered, when Options.Fault chose one.
+	Fault *Fault
 }
 
 // IsJob reports whether r submitted a job (jobs.insert).
@@ -64,8 +110,12 @@ type Server struct {
 	srv  *httptest.Server
 	up   *httputil.ReverseProxy
 
-	mu   sync.Mutex // guards reqs
-	reqs []Request
+	closing chan struct{} // closed when the test ends: hung requests end
+
+	mu        sync.Mutex // guards reqs and cancelled
+	reqs      []Request
+	slow      map[string]bool // job id → a slow job (Options.SlowJob)
+	cancelled map[string]bool // job id → jobs.cancel was called
 }
 
 // Start starts a Server on a loopback port; it stops when the test ends.
@@ -74,7 +124,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.StatementType == nil {
 		opts.StatementType = func(string) string { return "SELECT" }
 	}
-	s := &Server{opts: opts}
+	s := &Server{opts: opts, closing: make(chan struct{}), slow: map[string]bool{}, cancelled: map[string]bool{}}
 	if opts.Upstream != "" {
 		u, err := url.Parse(opts.Upstream)
 		if err != nil {
@@ -84,8 +134,22 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	s.srv = httptest.NewServer(s)
 	s.URL = s.srv.URL
-	t.Cleanup(s.srv.Close)
+	t.Cleanup(func() {
+		close(s.closing) // before Close, which waits for every request
+		s.srv.Close()
+	})
 	return s
+}
+
+// Cancels returns the job ids of the jobs.cancel requests so far, in order.
+func (s *Server) Cancels() []string {
+	var out []string
+	for _, r := range s.Requests() {
+		if r.CancelJob != "" {
+			out = append(out, r.CancelJob)
+		}
+	}
+	return out
 }
 
 // Requests returns every request so far, in order.
@@ -116,10 +180,13 @@ func (s *Server) Reset() {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	rec := Request{Method: r.Method, Path: r.URL.Path, Body: body}
+	rec := Request{Method: r.Method, Path: r.URL.Path, Body: body, Query: r.URL.Query()}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if len(parts) > 1 && parts[0] == "bigquery" {
 		parts = parts[2:] // /bigquery/v2/projects/…
+	}
+	if r.Method == http.MethodPost && len(parts) == 5 && parts[0] == "projects" && parts[2] == "jobs" && parts[4] == "cancel" {
+		rec.CancelJob = parts[3]
 	}
 	isInsert := r.Method == http.MethodPost && len(parts) == 3 && parts[0] == "projects" && parts[2] == "jobs"
 	if isInsert {
@@ -137,9 +204,38 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Lock()
+	if s.opts.Fault != nil {
+		rec.Fault = s.opts.Fault(r, len(s.reqs)+1)
+	}
 	s.reqs = append(s.reqs, rec)
+	slow := false
+	if isInsert && rec.Job != nil && !rec.DryRun && s.opts.SlowJob != nil && s.opts.SlowJob(rec.Statement) && rec.Job.JobReference != nil {
+		s.slow[rec.Job.JobReference.JobId] = true
+		slow = true
+	}
+	if rec.CancelJob != "" {
+		s.cancelled[rec.CancelJob] = true
+	}
+	jobSlow := len(parts) == 4 && (parts[2] == "queries" || parts[2] == "jobs") && s.slow[parts[3]]
 	s.mu.Unlock()
 
+	if rec.Fault != nil {
+		s.fault(w, r, rec.Fault)
+		return
+	}
+	switch {
+	case slow && s.up == nil:
+		job := *rec.Job
+		job.Status = &bq.JobStatus{State: "RUNNING"}
+		reply(w, &job)
+		return
+	case jobSlow && r.Method == http.MethodGet:
+		s.slowJob(w, r, parts[1], parts[2], parts[3])
+		return
+	case rec.CancelJob != "" && s.up == nil:
+		reply(w, &bq.JobCancelResponse{Job: s.jobState(parts[1], rec.CancelJob, r.URL.Query().Get("location"))})
+		return
+	}
 	if isInsert && rec.Job != nil && rec.DryRun {
 		s.dryRun(w, rec)
 		return
@@ -215,4 +311,95 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, parts []string, 
 	default:
 		http.Error(w, fmt.Sprintf("bqrecorder: no route for %s %s", r.Method, r.URL.Path), http.StatusNotImplemented)
 	}
+}
+
+// fault answers r with f.
+func (s *Server) fault(w http.ResponseWriter, r *http.Request, f *Fault) {
+	switch {
+	case f.Hang:
+		select {
+		case <-r.Context().Done():
+		case <-s.closing:
+		}
+	case f.CutBody:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "4096")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, `{"kind":"bigquery#table","tableReference":{"projectId":`)
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+		// Returning with fewer bytes than announced makes net/http close
+		// the connection: the client reads an unexpected EOF.
+	case f.Malformed:
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, "<html><body>502 Bad Gateway (not JSON)</body></html>")
+	case f.Status != 0:
+		reason := f.Reason
+		if reason == "" {
+			reason = map[int]string{401: "authError", 403: "accessDenied", 404: "notFound", 429: "rateLimitExceeded", 500: "internalError", 503: "backendError"}[f.Status]
+		}
+		if f.RetryAfter > 0 {
+			w.Header().Set("Retry-After", fmt.Sprint(f.RetryAfter))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(f.Status)
+		msg := fmt.Sprintf("bqrecorder fault: %d %s", f.Status, http.StatusText(f.Status))
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+			"code": f.Status, "message": msg, "status": strings.ToUpper(strings.ReplaceAll(http.StatusText(f.Status), " ", "_")),
+			"errors": []map[string]any{{"reason": reason, "message": msg, "domain": "global"}},
+		}})
+	}
+}
+
+// jobState is a slow job as jobs.get and jobs.cancel show it.
+func (s *Server) jobState(project, id, location string) *bq.Job {
+	s.mu.Lock()
+	cancelled := s.cancelled[id]
+	s.mu.Unlock()
+	job := &bq.Job{
+		JobReference: &bq.JobReference{ProjectId: project, JobId: id, Location: location},
+		Status:       &bq.JobStatus{State: "RUNNING"},
+	}
+	if cancelled {
+		job.Status = &bq.JobStatus{State: "DONE", ErrorResult: &bq.ErrorProto{Reason: "stopped", Message: "Job execution was cancelled: User requested cancellation"}}
+	}
+	return job
+}
+
+// slowJob answers a poll (getQueryResults) or jobs.get of a slow job.
+func (s *Server) slowJob(w http.ResponseWriter, r *http.Request, project, kind, id string) {
+	job := s.jobState(project, id, r.URL.Query().Get("location"))
+	if kind == "jobs" {
+		reply(w, job)
+		return
+	}
+	if job.Status.State == "DONE" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+			"code": 400, "message": job.Status.ErrorResult.Message,
+			"errors": []map[string]any{{"reason": "stopped", "message": job.Status.ErrorResult.Message}},
+		}})
+		return
+	}
+	// BigQuery holds a poll for timeoutMs (default 10 s) before saying the
+	// job is not done yet.
+	hold := 10 * time.Second
+	if ms, err := strconv.Atoi(r.URL.Query().Get("timeoutMs")); err == nil && ms >= 0 {
+		hold = time.Duration(ms) * time.Millisecond
+	}
+	t := time.NewTimer(hold)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+		return
+	case <-s.closing:
+		return
+	}
+	reply(w, &bq.GetQueryResultsResponse{
+		JobComplete:  false,
+		JobReference: job.JobReference,
+	})
 }
