@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/bigquery"
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/adapters/connect"
 	"github.com/dfdtools/dfd/adapters/credentials"
@@ -66,7 +67,10 @@ type bqConn struct {
 	staleBase uint64
 }
 
-type bqKey struct{ endpoint, creds, defProject, defLocation string }
+type bqKey struct {
+	endpoint, creds, defProject, defLocation string
+	timeout                                  time.Duration
+}
 
 // metadataSource resolves the metadata source of the project.
 func (op *openProject) metadataSource() metaSource {
@@ -107,7 +111,7 @@ func (op *openProject) metadataSource() metaSource {
 // not wait for it.
 func (op *openProject) bigquery(s settings.Settings) *bqConn {
 	b := op.b
-	key := bqKey{s.BigQueryEndpoint, s.BigQueryCredentials, op.p.Settings.DefaultProject, op.p.Settings.DefaultLocation}
+	key := bqKey{s.BigQueryEndpoint, s.BigQueryCredentials, op.p.Settings.DefaultProject, op.p.Settings.DefaultLocation, s.BigQueryTimeout}
 	op.bqMu.Lock()
 	defer op.bqMu.Unlock()
 	if c := op.bq; c != nil && c.key == key {
@@ -128,6 +132,13 @@ func (op *openProject) bigquery(s settings.Settings) *bqConn {
 			DefaultLocation: op.p.Settings.DefaultLocation,
 			Getenv:          b.opts.Getenv,
 		},
+		// The daemon outlives an outage: once BigQuery was found
+		// unresponsive, calls fail at once (the cache serves what it has)
+		// for as long as the cache waits before refreshing a failed entry
+		// again, then BigQuery is asked again.
+		// dfd.bigquery.timeoutMs bounds each call ($DFD_BIGQUERY_TIMEOUT
+		// when unset, see connect).
+		BigQuery: bigquery.Options{OutageHold: 30 * time.Second, CallTimeout: s.BigQueryTimeout},
 		Log: func(format string, args ...any) {
 			b.log.Warn("BigQuery metadata cache: "+fmt.Sprintf(format, args...), "project", op.p.Root)
 		},

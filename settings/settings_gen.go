@@ -22,6 +22,10 @@ type Settings struct {
 	// BigQueryEndpoint is the endpoint of the "bigquery" source (an emulator,
 	// say). Setting dfd.bigquery.endpoint.
 	BigQueryEndpoint string
+	// BigQueryTimeout bounds each BigQuery metadata call of the "bigquery"
+	// source, retries included; 0: the adapter's default (20 s). Setting
+	// dfd.bigquery.timeoutMs.
+	BigQueryTimeout time.Duration
 	// JitTimeout bounds one JiT preview, and one action's JiT check after a
 	// compile; 0: the backend's defaults. Setting dfd.jit.timeoutMs.
 	JitTimeout time.Duration
@@ -72,6 +76,9 @@ var fields = map[string]field{
 	"bigquery.endpoint": {kind: kindString,
 		get:   func(s *Settings) any { return &s.BigQueryEndpoint },
 		reset: func(s *Settings) { s.BigQueryEndpoint = Defaults().BigQueryEndpoint }},
+	"bigquery.timeoutMs": {kind: kindMs, min: 1, hasMin: true,
+		get:   func(s *Settings) any { return &s.BigQueryTimeout },
+		reset: func(s *Settings) { s.BigQueryTimeout = Defaults().BigQueryTimeout }},
 	"jit.timeoutMs": {kind: kindMs, min: 1, hasMin: true,
 		get:   func(s *Settings) any { return &s.JitTimeout },
 		reset: func(s *Settings) { s.JitTimeout = Defaults().JitTimeout }},

@@ -89,12 +89,26 @@ type Options struct {
 	// previews show samples, and a runaway SELECT must not fill the daemon's
 	// memory.
 	MaxRows int64
-	// Retry is the backoff policy of idempotent reads.
+	// Retry is the backoff policy of idempotent calls.
 	Retry Retry
-	// AttemptTimeout bounds each HTTP attempt of a read (default 30s), so a
-	// hung connection is retried rather than waited on until the caller's
-	// deadline.
+	// CallTimeout bounds each metadata call (tables.get, one page of
+	// tables.list or datasets.list, jobs.insert, jobs.get), all its
+	// attempts and the waits between them included (default 20s; the
+	// settings dfd.bigquery.timeoutMs, $DFD_BIGQUERY_TIMEOUT and
+	// --bigquery-timeout set it).
+	CallTimeout time.Duration
+	// AttemptTimeout bounds each HTTP attempt of a call (default 10s, at
+	// most CallTimeout), so a hung connection is retried rather than
+	// waited on for the whole CallTimeout.
 	AttemptTimeout time.Duration
+	// OutageHold is how long, once a call found BigQuery unresponsive (no
+	// answer within CallTimeout, no connection, 5xx on every attempt),
+	// every other call fails at once with that finding rather than wait
+	// its own timeout; the calls in flight then are cut short too. Zero:
+	// for the Adapter's life — a command waits for an unresponsive
+	// BigQuery about one CallTimeout in all. The daemon, which lives for
+	// hours, holds it for less (and serves cached metadata meanwhile).
+	OutageHold time.Duration
 	// PollTimeout is how long one getQueryResults call waits for the job to
 	// finish (BigQuery's timeoutMs; default 10s).
 	PollTimeout time.Duration
@@ -106,8 +120,9 @@ type Options struct {
 
 // Adapter is a DbAdapter backed by BigQuery. It is safe for concurrent use.
 type Adapter struct {
-	opts Options
-	svc  *bq.Service
+	opts   Options
+	svc    *bq.Service
+	outage *outage
 }
 
 var _ adapters.DbAdapter = (*Adapter)(nil)
@@ -139,9 +154,13 @@ func New(ctx context.Context, opts Options) (*Adapter, error) {
 	if opts.MaxRows <= 0 {
 		opts.MaxRows = 10000
 	}
-	if opts.AttemptTimeout <= 0 {
-		opts.AttemptTimeout = 30 * time.Second
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
 	}
+	if opts.AttemptTimeout <= 0 {
+		opts.AttemptTimeout = 10 * time.Second
+	}
+	opts.AttemptTimeout = min(opts.AttemptTimeout, opts.CallTimeout)
 	if opts.PollTimeout <= 0 {
 		opts.PollTimeout = 10 * time.Second
 	}
@@ -153,15 +172,50 @@ func New(ctx context.Context, opts Options) (*Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bigquery: %w", err)
 	}
-	return &Adapter{opts: opts, svc: svc}, nil
+	return &Adapter{opts: opts, svc: svc, outage: newOutage(opts.OutageHold)}, nil
 }
+
+// DefaultCallTimeout is Options.CallTimeout's default.
+const DefaultCallTimeout = 20 * time.Second
 
 // Project is the billing project.
 func (a *Adapter) Project() string { return a.opts.Project }
 
-// read runs an idempotent call with retries.
+// CallTimeout is the time limit of each call (Options.CallTimeout).
+func (a *Adapter) CallTimeout() time.Duration { return a.opts.CallTimeout }
+
+// read runs an idempotent call with retries, within Options.CallTimeout.
 func (a *Adapter) read(ctx context.Context, call func(ctx context.Context) error) error {
-	return a.opts.Retry.do(ctx, a.opts.AttemptTimeout, call)
+	return a.call(ctx, a.opts.Retry, a.opts.CallTimeout, a.opts.AttemptTimeout, call)
+}
+
+// poll runs a jobs.getQueryResults call, which BigQuery holds for up to
+// PollTimeout before it answers: its limits are the others' plus that.
+func (a *Adapter) poll(ctx context.Context, call func(ctx context.Context) error) error {
+	return a.call(ctx, a.opts.Retry, a.opts.PollTimeout+a.opts.CallTimeout, a.opts.PollTimeout+a.opts.AttemptTimeout, call)
+}
+
+// call runs call under r within budget (each attempt within attempt),
+// unless BigQuery was found unresponsive (see Options.OutageHold); a call
+// that finds it so says it for the others.
+func (a *Adapter) call(ctx context.Context, r Retry, budget, attempt time.Duration, call func(ctx context.Context) error) error {
+	if err := a.outage.current(); err != nil {
+		return err
+	}
+	wctx, stop := a.outage.watch(ctx)
+	defer stop()
+	err := r.do(wctx, budget, attempt, call)
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var cut errOutage
+	if errors.As(context.Cause(wctx), &cut) {
+		return cut // another call found BigQuery unresponsive meanwhile
+	}
+	if unresponsive(err) {
+		a.outage.declare(err)
+	}
+	return err
 }
 
 func (a *Adapter) GetTable(ctx context.Context, req *dataformpb.GetTableRequest) (*dataformpb.TableMetadata, error) {
@@ -332,7 +386,9 @@ func (a *Adapter) DeleteTable(ctx context.Context, req *dataformpb.DeleteTableRe
 		project = a.opts.DefaultDatabase
 	}
 	// Exactly one attempt: a delete whose answer was lost may have run.
-	err := a.svc.Tables.Delete(project, t.GetSchema(), t.GetName()).Context(ctx).Do()
+	err := a.call(ctx, Retry{Attempts: 1}, a.opts.CallTimeout, 0, func(ctx context.Context) error {
+		return a.svc.Tables.Delete(project, t.GetSchema(), t.GetName()).Context(ctx).Do()
+	})
 	var gerr *googleapi.Error
 	if errors.As(err, &gerr) && gerr.Code == 404 {
 		return nil // already gone, as the CLI's ignoreNotFound

@@ -56,6 +56,10 @@ func classify(err error, format string, args ...any) error {
 		if msg == "" {
 			msg = http.StatusText(gerr.Code)
 		}
+		var n noted
+		if errors.As(err, &n) {
+			msg += " (" + n.note + ")"
+		}
 		return &adapters.Error{Code: codeOf(gerr.Code, reason), Message: fmt.Sprintf("%s: %s", what, msg)}
 	}
 	var nerr net.Error
@@ -118,17 +122,28 @@ func codeOf(status int, reason string) adapters.Code {
 	return adapters.Internal
 }
 
-// Retry is the backoff policy for idempotent reads (GetTable, ListTables,
-// polling a job's results, and submitting read-only queries under a fixed
-// job id). Writes are never retried: a DeleteTable or a DML statement whose
-// answer was lost may have run.
+// Retry is the backoff policy of BigQuery calls, and the one place that
+// owns it: the REST client (google.golang.org/api, gensupport.SendRequest)
+// does not retry on its own, and the credentials' transport neither.
+// Idempotent reads (GetTable, ListTables' pages, polling a job's results,
+// jobs.cancel, and submitting a query under a fixed job id) are retried;
+// writes are not: a DeleteTable whose answer was lost may have run.
+//
+// A call makes at most Attempts attempts within its budget
+// (Options.CallTimeout), each bounded by Options.AttemptTimeout; between
+// two it waits the backoff (Initial, doubling up to Max, ±25% jitter) or
+// what BigQuery's Retry-After asks (429, 503), whichever is longer. A
+// wait that would not end before the budget does is not waited: the call
+// fails at once with BigQuery's answer.
 type Retry struct {
 	// Attempts is the total number of tries (default 4; 1 disables retries).
 	Attempts int
 	// Initial is the first backoff (default 200ms); each next one doubles,
-	// up to Max (default 3s), with ±25% jitter. A Retry-After header from
-	// BigQuery is honoured up to Max.
+	// up to Max (default 3s), with ±25% jitter.
 	Initial, Max time.Duration
+	// Sleep waits d unless ctx ends first (then it returns ctx's error);
+	// default a timer. Tests record the spacing of attempts with it.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 func (r Retry) withDefaults() Retry {
@@ -143,6 +158,9 @@ func (r Retry) withDefaults() Retry {
 	}
 	if r.Max < r.Initial {
 		r.Max = r.Initial
+	}
+	if r.Sleep == nil {
+		r.Sleep = sleep
 	}
 	return r
 }
@@ -173,18 +191,56 @@ func retryable(err error) bool {
 	return true
 }
 
-// do runs call up to r.Attempts times while it fails with retryable errors,
-// sleeping between attempts; each attempt gets its own deadline (attempt)
-// so one hung connection does not eat the caller's whole budget.
-func (r Retry) do(ctx context.Context, attempt time.Duration, call func(ctx context.Context) error) error {
+// callTimeout is the cause of a call's context when its budget ran out.
+type callTimeout struct {
+	budget   time.Duration
+	attempts *int
+}
+
+func (c callTimeout) Error() string {
+	return fmt.Sprintf("no answer within %s (%d attempt(s); the limit is dfd.bigquery.timeoutMs, $DFD_BIGQUERY_TIMEOUT, --bigquery-timeout)", c.budget, *c.attempts)
+}
+
+// noted is an error with a remark of dfd's own, which classify adds to
+// BigQuery's message.
+type noted struct {
+	error
+	note string
+}
+
+func (n noted) Unwrap() error { return n.error }
+
+// attemptTimeout marks the error of an attempt that got no answer within
+// Options.AttemptTimeout.
+type attemptTimeout time.Duration
+
+func (a attemptTimeout) Error() string {
+	return fmt.Sprintf("no answer within %s", time.Duration(a))
+}
+
+// do runs call up to r.Attempts times while it fails with retryable
+// errors, within budget (0: the caller's context alone bounds it), each
+// attempt within attempt (0: no bound of its own), so one hung connection
+// does not eat the whole budget.
+func (r Retry) do(ctx context.Context, budget, attempt time.Duration, call func(ctx context.Context) error) error {
 	r = r.withDefaults()
+	attempts := 0
+	if budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, budget, callTimeout{budget, &attempts})
+		defer cancel()
+	}
 	backoff := r.Initial
-	for i := 1; ; i++ {
+	for {
+		attempts++
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if attempt > 0 {
 			actx, cancel = context.WithTimeout(ctx, attempt)
 		}
 		err := call(actx)
+		if err != nil && actx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("%w (%w)", err, attemptTimeout(attempt))
+		}
 		cancel()
 		if err == nil {
 			return nil
@@ -192,19 +248,26 @@ func (r Retry) do(ctx context.Context, attempt time.Duration, call func(ctx cont
 		if ctx.Err() != nil {
 			return lastError(ctx, err)
 		}
-		if i >= r.Attempts || !retryable(err) {
+		if attempts >= r.Attempts || !retryable(err) {
 			return err
 		}
 		wait := jitter(backoff)
-		if ra := retryAfter(err); ra > 0 {
-			wait = min(ra, r.Max)
+		ra := retryAfter(err)
+		wait = max(wait, ra)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			// Waiting would outlast the call: the last answer is the
+			// call's.
+			var at attemptTimeout
+			switch {
+			case ra > 0:
+				return noted{err, fmt.Sprintf("BigQuery asked to retry after %s, past the call's time limit", ra)}
+			case errors.As(err, &at) && budget > 0:
+				return fmt.Errorf("%w; %w", err, callTimeout{budget, &attempts})
+			}
+			return err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if serr := r.Sleep(ctx, wait); serr != nil {
 			return lastError(ctx, err)
-		case <-t.C:
 		}
 		backoff = min(2*backoff, r.Max)
 	}
@@ -214,10 +277,18 @@ func (r Retry) do(ctx context.Context, attempt time.Duration, call func(ctx cont
 // context's error (so it classifies as CANCELLED or DEADLINE_EXCEEDED) and,
 // when it says more, the last attempt's error.
 func lastError(ctx context.Context, err error) error {
-	if errors.Is(err, ctx.Err()) {
-		return err
+	why := ctx.Err()
+	if c := context.Cause(ctx); c != nil && c != why {
+		// The call's own budget (callTimeout), or an outage: say which.
+		why = fmt.Errorf("%w: %w", why, c)
 	}
-	return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+	if errors.Is(err, ctx.Err()) {
+		if why == ctx.Err() {
+			return err
+		}
+		return why
+	}
+	return fmt.Errorf("%w (last error: %v)", why, err)
 }
 
 func jitter(d time.Duration) time.Duration {

@@ -82,7 +82,9 @@ func lostTrack(err error) bool {
 func (a *Adapter) abandon(ctx context.Context, ref *bq.JobReference, err error) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.opts.CancelTimeout)
 	defer cancel()
-	cerr := a.opts.Retry.do(cctx, a.opts.CancelTimeout, func(ctx context.Context) error {
+	// Not through a.call: a job must be cancelled even when BigQuery was
+	// found unresponsive (which is often why dfd stopped waiting).
+	cerr := a.opts.Retry.do(cctx, a.opts.CancelTimeout, a.opts.CancelTimeout, func(ctx context.Context) error {
 		call := a.svc.Jobs.Cancel(ref.ProjectId, ref.JobId).Context(ctx)
 		if ref.Location != "" {
 			call = call.Location(ref.Location)
@@ -223,7 +225,7 @@ func (a *Adapter) results(ctx context.Context, req *dataformpb.ExecuteRequest, r
 	for {
 		page := min(limit-rows, int64(a.opts.PageSize))
 		var res *bq.GetQueryResultsResponse
-		err := a.read(ctx, func(ctx context.Context) error {
+		err := a.poll(ctx, func(ctx context.Context) error {
 			call := a.svc.Jobs.GetQueryResults(ref.ProjectId, ref.JobId).
 				MaxResults(page).
 				TimeoutMs(a.opts.PollTimeout.Milliseconds()).

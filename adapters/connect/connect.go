@@ -11,6 +11,7 @@ package connect
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dfdtools/dfd/adapters/bigquery"
@@ -33,7 +34,9 @@ type Config struct {
 	// Log are filled in, and ReadOnly when unset (gsql.IsReadOnlyQuery).
 	Cache cache.Options
 	// BigQuery tunes the adapter (job prefix, retries, …); Project,
-	// DefaultDatabase, Location and ClientOptions are filled in.
+	// DefaultDatabase, Location and ClientOptions are filled in, and
+	// CallTimeout from $DFD_BIGQUERY_TIMEOUT (a duration, e.g. "20s") when
+	// unset.
 	BigQuery bigquery.Options
 	// Log receives the cache's warnings.
 	Log func(format string, args ...any)
@@ -62,6 +65,11 @@ func Open(ctx context.Context, cfg Config) (*Backend, error) {
 	}
 	bo := cfg.BigQuery
 	bo.Project, bo.DefaultDatabase, bo.Location = creds.Project, creds.DefaultDatabase, creds.Location
+	if bo.CallTimeout <= 0 && cfg.Getenv != nil {
+		if bo.CallTimeout, err = ParseTimeout(cfg.Getenv(TimeoutEnv)); err != nil {
+			return nil, fmt.Errorf("$%s: %w", TimeoutEnv, err)
+		}
+	}
 	bo.ClientOptions = append(append(bo.ClientOptions[:0:0], creds.ClientOptions...), bo.ClientOptions...)
 	bq, err := bigquery.New(ctx, bo)
 	if err != nil {
@@ -125,3 +133,21 @@ func OpenCacheOnly(ctx context.Context, cfg Config) (*cache.Cache, *credentials.
 // refreshes metadata older than this before using it (the daemon, which
 // runs for hours, serves older metadata at once and refreshes it behind).
 const CLITTL = 10 * time.Minute
+
+// TimeoutEnv names the environment variable that sets the time limit of
+// each BigQuery call (bigquery.Options.CallTimeout) when nothing else does.
+const TimeoutEnv = "DFD_BIGQUERY_TIMEOUT"
+
+// ParseTimeout reads a BigQuery call time limit: a duration such as "20s"
+// or "1m30s"; empty is 0 (the adapter's default).
+func ParseTimeout(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a time limit such as 20s or 1m", s)
+	}
+	return d, nil
+}

@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/dfdtools/dfd/adapters/bigquery"
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/adapters/credentials"
 	"github.com/dfdtools/dfd/protos/dataformpb"
@@ -68,5 +71,53 @@ func TestGraphDatasets(t *testing.T) {
 	want := []cache.Dataset{ds("other", "src"), ds("p", "checks"), ds("p", "mart"), ds("p", "ops"), ds("raw-p", "raw")}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)
+	}
+}
+
+// $DFD_BIGQUERY_TIMEOUT sets the limit of each BigQuery call unless the
+// caller set one; a value that is not a duration is an error that names
+// the variable.
+func TestOpenCallTimeout(t *testing.T) {
+	ctx := context.Background()
+	env := func(v string) func(string) string {
+		return func(k string) string {
+			if k == TimeoutEnv {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, tt := range []struct {
+		env    string
+		set    time.Duration
+		want   time.Duration
+		errHas string
+	}{
+		{"", 0, bigquery.DefaultCallTimeout, ""},
+		{"5s", 0, 5 * time.Second, ""},
+		{"1m30s", 0, 90 * time.Second, ""},
+		{"5s", 7 * time.Second, 7 * time.Second, ""},
+		{"20", 0, 0, "$DFD_BIGQUERY_TIMEOUT: \"20\" is not a time limit"},
+		{"-1s", 0, 0, "is not a time limit"},
+	} {
+		cfg := Config{
+			Config:    credentials.Config{Endpoint: "http://127.0.0.1:1", Project: "p", Getenv: env(tt.env)},
+			CachePath: NoCache,
+			BigQuery:  bigquery.Options{CallTimeout: tt.set},
+		}
+		b, err := Open(ctx, cfg)
+		if tt.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.errHas) {
+				t.Errorf("%q: err %v, want %q", tt.env, err, tt.errHas)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tt.env, err)
+		}
+		if got := b.BigQuery.CallTimeout(); got != tt.want {
+			t.Errorf("%q (set %v): call timeout %v, want %v", tt.env, tt.set, got, tt.want)
+		}
+		b.Close()
 	}
 }

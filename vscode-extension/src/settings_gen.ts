@@ -6,6 +6,7 @@ export const SERVER_SETTING_KEYS = [
   "metadata.snapshot",
   "bigquery.credentials",
   "bigquery.endpoint",
+  "bigquery.timeoutMs",
   "jit.timeoutMs",
   "preview.maxBytesBilled",
   "preview.unlimitedBytesBilled",
