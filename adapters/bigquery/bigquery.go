@@ -257,8 +257,9 @@ func (a *Adapter) ListTables(ctx context.Context, req *dataformpb.ListTablesRequ
 		}
 	}
 	var targets []*dataformpb.Target
+	progress := adapters.ListProgress{Database: project, Schema: req.GetSchema()}
 	for _, ds := range datasets {
-		names, err := a.listTableNames(ctx, project, ds)
+		names, err := a.listTableNames(ctx, project, ds, &progress)
 		if err != nil {
 			return nil, err
 		}
@@ -266,7 +267,7 @@ func (a *Adapter) ListTables(ctx context.Context, req *dataformpb.ListTablesRequ
 			targets = append(targets, &dataformpb.Target{Database: project, Schema: ds, Name: n})
 		}
 	}
-	tables, err := a.getTables(ctx, targets)
+	tables, err := a.getTables(ctx, targets, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +301,9 @@ func (a *Adapter) listDatasets(ctx context.Context, project string) ([]string, e
 	return out, nil
 }
 
-func (a *Adapter) listTableNames(ctx context.Context, project, dataset string) ([]string, error) {
+// listTableNames lists the tables of a dataset, adding them to progress as
+// each page comes.
+func (a *Adapter) listTableNames(ctx context.Context, project, dataset string, progress *adapters.ListProgress) ([]string, error) {
 	var out []string
 	token := ""
 	for {
@@ -316,8 +319,10 @@ func (a *Adapter) listTableNames(ctx context.Context, project, dataset string) (
 		for _, t := range page.Tables {
 			if t.TableReference != nil {
 				out = append(out, t.TableReference.TableId)
+				progress.Listed++
 			}
 		}
+		adapters.ReportListProgress(ctx, *progress)
 		// A server that hands back the same token would loop forever.
 		if page.NextPageToken == "" || page.NextPageToken == token {
 			break
@@ -329,8 +334,9 @@ func (a *Adapter) listTableNames(ctx context.Context, project, dataset string) (
 }
 
 // getTables fetches the metadata of targets, Concurrency at a time, in the
-// order given. Tables deleted since they were listed are left out.
-func (a *Adapter) getTables(ctx context.Context, targets []*dataformpb.Target) ([]*dataformpb.TableMetadata, error) {
+// order given, counting them in progress. Tables deleted since they were
+// listed are left out.
+func (a *Adapter) getTables(ctx context.Context, targets []*dataformpb.Target, progress adapters.ListProgress) ([]*dataformpb.TableMetadata, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	results := make([]*dataformpb.TableMetadata, len(targets))
@@ -351,6 +357,12 @@ func (a *Adapter) getTables(ctx context.Context, targets []*dataformpb.Target) (
 		wg.Go(func() {
 			defer func() { <-sem }()
 			m, err := a.getTable(ctx, t)
+			if err == nil || adapters.CodeOf(err) == adapters.NotFound {
+				mu.Lock() // reports in order: Fetched only grows
+				progress.Fetched++
+				adapters.ReportListProgress(ctx, progress)
+				mu.Unlock()
+			}
 			switch {
 			case err == nil:
 				results[i] = m

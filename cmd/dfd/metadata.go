@@ -7,13 +7,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/bigquery"
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/adapters/connect"
 	"github.com/dfdtools/dfd/adapters/credentials"
@@ -38,12 +42,18 @@ BigQuery is reached as set by --endpoint (or $DFD_BIGQUERY_ENDPOINT, an
 emulator), --credentials (a .df-credentials.json or key file; default the
 project's .df-credentials.json, else application default credentials),
 --project and --location (default: workflow_settings.yaml).
+
+Each BigQuery call gets --bigquery-timeout (default $DFD_BIGQUERY_TIMEOUT,
+else 20s), retries included; once one finds BigQuery unresponsive, the
+others fail at once, so an unresponsive BigQuery is reported after about
+that long. refresh shows its progress on stderr when stderr is a terminal;
+interrupted (Ctrl-C, --timeout), it says which datasets it saved.
 `
 
 // metadataFlags are the flags every metadata subcommand takes.
 type metadataFlags struct {
 	endpoint, credentials, project, location, cachePath, datasets string
-	timeout                                                       time.Duration
+	timeout, bqTimeout                                            time.Duration
 	asJSON, refresh                                               bool
 }
 
@@ -70,6 +80,9 @@ func runMetadata(ctx context.Context, env *cmdEnv, args []string) int {
 	fs.StringVar(&f.location, "location", "", "BigQuery location (default: the credentials', else defaultLocation)")
 	fs.StringVar(&f.cachePath, "cache", "", "metadata cache file (default: one per endpoint and project in the user cache directory; \"off\": none)")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "time allowed for the whole command")
+	if sub == "snapshot" || sub == "refresh" {
+		fs.DurationVar(&f.bqTimeout, "bigquery-timeout", 0, "time limit of each BigQuery call, retries included (default $DFD_BIGQUERY_TIMEOUT, else 20s)")
+	}
 	if sub == "snapshot" || sub == "refresh" {
 		fs.StringVar(&f.datasets, "datasets", "", "datasets to use instead of the project's, as `dataset,project.dataset,…`")
 	}
@@ -136,6 +149,7 @@ func (m *metadataCmd) run(ctx context.Context, pos []string) error {
 		},
 		CachePath: m.flags.cachePath,
 		Cache:     cache.Options{TTL: connect.CLITTL, MaxStale: connect.CLITTL},
+		BigQuery:  bigquery.Options{CallTimeout: m.flags.bqTimeout},
 		Log:       func(format string, args ...any) { fmt.Fprintf(m.env.stderr, "warning: "+format+"\n", args...) },
 	}
 	if m.proj != nil {
@@ -294,23 +308,129 @@ func marshalSnapshot(tables []*dataformpb.TableMetadata) ([]byte, error) {
 }
 
 func (m *metadataCmd) refresh(ctx context.Context, c *cache.Cache, datasets []cache.Dataset) error {
+	show := newRefreshProgress(m.env, len(datasets))
+	ctx = adapters.WithListProgress(ctx, show.update)
 	var (
-		n    int
-		errs []error
+		n, tables, saved int
+		errs             []error
 	)
 	if len(datasets) == 0 {
 		k, err := c.Refresh(ctx, cache.Scope{})
 		n, errs = k, append(errs, err)
+		tables = show.tables()
 	}
-	for _, d := range datasets {
+	for i, d := range datasets {
+		if ctx.Err() != nil {
+			break
+		}
+		show.start(i, d)
 		k, err := c.Refresh(ctx, cache.Scope{Database: d.Database, Schema: d.Schema})
 		n += k
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		saved++
+		tables += show.tables()
+	}
+	show.clear()
+	if ctx.Err() != nil {
+		// Each dataset's listing is saved whole when it is complete: those
+		// done are in the cache, the others keep what it had.
+		what := "interrupted"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			what = fmt.Sprintf("stopped after --timeout %s", m.flags.timeout)
+		}
+		if len(datasets) == 0 {
+			fmt.Fprintf(m.env.stderr, "dfd metadata refresh: %s: %d entries refreshed and saved in %s; the others keep what the cache had.\n", what, n, displayPath(c.Path()))
+		} else {
+			fmt.Fprintf(m.env.stderr, "dfd metadata refresh: %s: %d of %d datasets (%d tables) refreshed and saved in %s; the other %d keep what the cache had.\n",
+				what, saved, len(datasets), tables, displayPath(c.Path()), len(datasets)-saved)
+		}
+		return ctx.Err()
+	}
+	fmt.Fprintf(m.env.stdout, "Refreshed %d entries (%d tables) in %s.\n", n, tables, displayPath(c.Path()))
+	return errors.Join(errs...)
+}
+
+// refreshProgress shows how far a refresh has got on one line of stderr,
+// redrawn in place, when stderr is a terminal; otherwise nothing (the
+// final line says it all).
+type refreshProgress struct {
+	// mu guards the rest: the cache's fetches report from goroutines of
+	// their own, which may outlive an interrupted Refresh.
+	mu       sync.Mutex
+	done     bool
+	w        io.Writer // nil: not a terminal
+	total    int       // datasets; 0: everything cached
+	i        int
+	dataset  string
+	fetched  int // of the current dataset
+	lastDraw time.Time
+}
+
+func newRefreshProgress(env *cmdEnv, total int) *refreshProgress {
+	p := &refreshProgress{total: total}
+	if f, ok := env.stderr.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 && env.getenv("TERM") != "dumb" {
+			p.w = f
 		}
 	}
-	fmt.Fprintf(m.env.stdout, "Refreshed %d entries in %s.\n", n, displayPath(c.Path()))
-	return errors.Join(errs...)
+	return p
+}
+
+func (p *refreshProgress) start(i int, d cache.Dataset) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.i, p.dataset, p.fetched = i, d.Database+"."+d.Schema, 0
+	p.draw(fmt.Sprintf("listing %s", p.dataset), true)
+}
+
+// update receives the adapter's reports (one goroutine at a time).
+func (p *refreshProgress) update(lp adapters.ListProgress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	p.fetched = lp.Fetched
+	if p.dataset == "" {
+		p.dataset = lp.Database + "." + lp.Schema
+	}
+	p.draw(fmt.Sprintf("%s: %d tables listed, %d fetched", lp.Database+"."+lp.Schema, lp.Listed, lp.Fetched), lp.Listed == lp.Fetched)
+}
+
+// draw redraws the line, at most ten times a second unless force: a
+// terminal need not show every one of thousands of tables.
+func (p *refreshProgress) draw(msg string, force bool) {
+	if p.w == nil {
+		return
+	}
+	if now := time.Now(); force || now.Sub(p.lastDraw) >= 100*time.Millisecond {
+		p.lastDraw = now
+		prefix := "refresh: "
+		if p.total > 0 {
+			prefix = fmt.Sprintf("refresh: dataset %d/%d, ", p.i+1, p.total)
+		}
+		fmt.Fprintf(p.w, "\r\x1b[K%s%s", prefix, msg)
+	}
+}
+
+// tables is how many tables the current dataset's listing fetched.
+func (p *refreshProgress) tables() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.fetched
+}
+
+// clear erases the line before the final messages; nothing is drawn after.
+func (p *refreshProgress) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
+	if p.w != nil && !p.lastDraw.IsZero() {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
 }
 
 func (m *metadataCmd) status(c *cache.Cache, creds *credentials.Resolved) error {

@@ -50,6 +50,10 @@ type Options struct {
 	// "stopped" error. With Upstream, the job is forwarded (it exists
 	// there) but its polls are answered here.
 	SlowJob func(stmt string) bool
+	// Tables, when set, is how many tables each dataset holds (named t0000,
+	// t0001, …): tables.list pages them by maxResults and pageToken, as
+	// BigQuery does. Default: none.
+	Tables func(dataset string) int
 	// Fault, when it returns one for a request, answers the request with
 	// that fault instead (after recording it). n counts the requests so far,
 	// this one included (from 1).
@@ -284,7 +288,26 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, parts []string, 
 	case r.Method == http.MethodGet && len(parts) == 3 && parts[2] == "datasets":
 		reply(w, &bq.DatasetList{})
 	case r.Method == http.MethodGet && len(parts) == 5 && parts[4] == "tables":
-		reply(w, &bq.TableList{})
+		n := 0
+		if s.opts.Tables != nil {
+			n = s.opts.Tables(parts[3])
+		}
+		from, _ := strconv.Atoi(r.URL.Query().Get("pageToken"))
+		size, err := strconv.Atoi(r.URL.Query().Get("maxResults"))
+		if err != nil || size <= 0 {
+			size = 1000
+		}
+		page := &bq.TableList{TotalItems: int64(n)}
+		for i := from; i < n && i < from+size; i++ {
+			page.Tables = append(page.Tables, &bq.TableListTables{
+				TableReference: &bq.TableReference{ProjectId: parts[1], DatasetId: parts[3], TableId: fmt.Sprintf("t%04d", i)},
+				Type:           "TABLE",
+			})
+		}
+		if from+size < n {
+			page.NextPageToken = strconv.Itoa(from + size)
+		}
+		reply(w, page)
 	case r.Method == http.MethodGet && len(parts) == 6 && parts[4] == "tables":
 		reply(w, &bq.Table{
 			TableReference: &bq.TableReference{ProjectId: parts[1], DatasetId: parts[3], TableId: parts[5]},
