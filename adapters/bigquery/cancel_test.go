@@ -220,11 +220,24 @@ func TestEmulatorAcceptsCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	// Given up once the job is polled, so it exists in the emulator (a
+	// deadline could pass inside a slow jobs.insert, and then there is no
+	// job to cancel).
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			for _, r := range rec.Requests() {
+				if strings.Contains(r.Path, "/queries/") {
+					cancel()
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	_, err = a.Execute(ctx, &dataformpb.ExecuteRequest{Statement: "SELECT 1 AS slow", FetchResults: true})
 	jobs := insertedJobs(rec)
-	if adapters.CodeOf(err) != adapters.DeadlineExceeded || len(jobs) != 1 {
+	if adapters.CodeOf(err) != adapters.Canceled || len(jobs) != 1 {
 		t.Fatalf("jobs %v: %v", jobs, err)
 	}
 	if !slices.Equal(rec.Cancels(), jobs) || !strings.Contains(err.Error(), "job "+jobs[0]+" cancelled") {
