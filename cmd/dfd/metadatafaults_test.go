@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/internal/testkit/bqrecorder"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
 // `dfd metadata refresh` against a BigQuery that accepts connections and
@@ -121,5 +123,54 @@ func TestRefreshProgressLine(t *testing.T) {
 	}
 	if !strings.HasSuffix(got, "\r\x1b[K") || strings.Contains(got, "2000") || p.tables() != 1000 {
 		t.Errorf("progress %q: not cleared last, or drawn after; tables %d", got, p.tables())
+	}
+}
+
+// `dfd check` waits for an unresponsive BigQuery about one call limit in
+// all (here 2 s through $DFD_BIGQUERY_TIMEOUT; it took 181 s with the
+// earlier policy), whatever it reports then (exit codes: see check.go's
+// own tests), and BigQuery is asked nothing once a call found it so.
+// The same with 503 on every call: each call gives up after its four
+// attempts, and the first that does stops the others.
+func TestCheckUnresponsiveBigQueryIsBounded(t *testing.T) {
+	dir := testenv.ProjectCopy(t, filepath.Join(testenv.RepoRoot(), "examples", "clickstream"), testenv.CoreVersion)
+	for _, tt := range []struct {
+		name  string
+		fault *bqrecorder.Fault
+	}{
+		{"hang", bqrecorder.Hang()},
+		{"503", bqrecorder.Status(503, 0)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			t.Setenv("DFD_BIGQUERY_TIMEOUT", "2s")
+			var (
+				mu    sync.Mutex
+				times []time.Time
+			)
+			rec := bqrecorder.Start(t, bqrecorder.Options{Fault: func(*http.Request, int) *bqrecorder.Fault {
+				mu.Lock()
+				times = append(times, time.Now())
+				mu.Unlock()
+				return tt.fault
+			}})
+			start := time.Now()
+			res := runDFD(t, "check", dir, "--endpoint", rec.URL)
+			elapsed := time.Since(start)
+			if elapsed > 45*time.Second {
+				t.Errorf("dfd check took %v against an unresponsive BigQuery with a 2s call limit", elapsed)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(times) == 0 {
+				t.Fatalf("BigQuery was never asked (exit %d):\n%s", res.code, res.stderr)
+			}
+			// Every request falls within one call limit of the first (plus
+			// slack for a loaded machine): after that, nothing is sent.
+			if last := times[len(times)-1].Sub(times[0]); last > 6*time.Second {
+				t.Errorf("requests went on for %v after the first (%d requests)", last, len(times))
+			}
+			t.Logf("exit %d after %v, %d requests", res.code, elapsed.Round(time.Millisecond), len(times))
+		})
 	}
 }
