@@ -184,6 +184,11 @@ func (a *Adapter) Project() string { return a.opts.Project }
 // CallTimeout is the time limit of each call (Options.CallTimeout).
 func (a *Adapter) CallTimeout() time.Duration { return a.opts.CallTimeout }
 
+// Outage is the finding that BigQuery is unresponsive while it holds (see
+// Options.OutageHold), else nil: what a command can report once, as the
+// cause of everything it could not look up.
+func (a *Adapter) Outage() error { return a.outage.current() }
+
 // read runs an idempotent call with retries, within Options.CallTimeout.
 func (a *Adapter) read(ctx context.Context, call func(ctx context.Context) error) error {
 	return a.call(ctx, a.opts.Retry, a.opts.CallTimeout, a.opts.AttemptTimeout, call)

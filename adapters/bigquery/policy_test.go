@@ -2,6 +2,7 @@ package bigquery
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -111,7 +112,13 @@ func TestCallPolicy(t *testing.T) {
 			// The next call: after an outage, it fails at once without a
 			// request; otherwise it asks BigQuery again.
 			rec.Reset()
+			if tt.outage && !strings.Contains(fmt.Sprint(a.Outage()), tt.wantMsg) {
+				t.Errorf("Outage() = %v, want the finding %q", a.Outage(), tt.wantMsg)
+			}
 			err = getTable(a)
+			if (a.Outage() != nil) != tt.outage {
+				t.Errorf("Outage() = %v", a.Outage())
+			}
 			if tt.outage {
 				if len(rec.Requests()) != 0 || adapters.CodeOf(err) != adapters.Unavailable || !strings.Contains(err.Error(), "BigQuery is not answering") {
 					t.Errorf("after an outage: %d requests, %v", len(rec.Requests()), err)
