@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/bigquery"
 	"github.com/dfdtools/dfd/adapters/connect"
 	"github.com/dfdtools/dfd/adapters/credentials"
 	"github.com/dfdtools/dfd/adapters/offline"
@@ -40,6 +41,7 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 	asJSON := fs.Bool("json", false, "print the JitCompilationResponse as protobuf JSON")
 	jitTimeout := fs.String("jit-timeout", "", "deadline of the JiT compilation (default 30s)")
 	timeout := fs.String("timeout", "", "deadline of the project's compilation (default 60s)")
+	bqTimeout := fs.String("bigquery-timeout", "", "time limit of each BigQuery call, retries included (default $DFD_BIGQUERY_TIMEOUT, else 20s)")
 	executionData := fs.Bool("execution-data", false, "give the JiT code a stand-in jctx.executionData (the CLI gives none)")
 	maxBytes := fs.Int64("max-bytes-billed", 0, "byte cap for every query the JiT code runs (0: the default, 10 GiB)")
 	unlimited := fs.Bool("unlimited-bytes-billed", false, "run the JiT code's read-only queries with no byte cap at all")
@@ -65,12 +67,12 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 	if len(pos) == 1 {
 		dir = pos[0]
 	}
-	jitDeadline, compileDeadline := defaultJitTimeout, time.Duration(0)
+	jitDeadline, compileDeadline, callTimeout := defaultJitTimeout, time.Duration(0), time.Duration(0)
 	for _, d := range []struct {
 		flag string
 		val  string
 		dst  *time.Duration
-	}{{"--jit-timeout", *jitTimeout, &jitDeadline}, {"--timeout", *timeout, &compileDeadline}} {
+	}{{"--jit-timeout", *jitTimeout, &jitDeadline}, {"--timeout", *timeout, &compileDeadline}, {"--bigquery-timeout", *bqTimeout, &callTimeout}} {
 		if d.val == "" {
 			continue
 		}
@@ -135,7 +137,8 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 					DefaultProject: proj.Settings.DefaultProject, DefaultLocation: proj.Settings.DefaultLocation,
 					Getenv: env.getenv,
 				},
-				Log: func(format string, args ...any) { fmt.Fprintf(env.stderr, "warning: "+format+"\n", args...) },
+				BigQuery: bigquery.Options{CallTimeout: callTimeout},
+				Log:      func(format string, args ...any) { fmt.Fprintf(env.stderr, "warning: "+format+"\n", args...) },
 			})
 			if err != nil {
 				err = fmt.Errorf("connecting to BigQuery: %w\n(pass --metadata FILE to preview offline from a snapshot; see docs/bigquery.md)", err)

@@ -174,3 +174,34 @@ func TestCheckUnresponsiveBigQueryIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// `dfd jit --bigquery-timeout` bounds each of the JiT code's database
+// calls: against a hanging BigQuery, the call fails after the limit and
+// the JiT code goes on (here it catches the error), well before the JiT
+// deadline.
+func TestJitBigQueryTimeoutFlag(t *testing.T) {
+	dir := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+		"workflow_settings.yaml": "defaultProject: test\ndefaultDataset: d\ndefaultLocation: US\n",
+		"definitions/probe.js": `publish("probe", { type: "table" }).jitCode(async (jctx) => {
+  try { await jctx.adapter.getTable({ target: { database: "test", schema: "d", name: "t" } }); } catch (e) {}
+  return "SELECT 1 AS ok";
+});
+`,
+	})
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	rec := bqrecorder.Start(t, bqrecorder.Options{Fault: func(*http.Request, int) *bqrecorder.Fault { return bqrecorder.Hang() }})
+	start := time.Now()
+	res := runDFD(t, "jit", dir, "--action", "probe", "--endpoint", rec.URL, "--bigquery-timeout", "1s", "--jit-timeout", "60s")
+	if elapsed := time.Since(start); elapsed > 30*time.Second {
+		t.Errorf("took %v with a 1s call limit", elapsed)
+	}
+	if res.code != 0 || !strings.Contains(string(res.stdout), "SELECT 1 AS ok") {
+		t.Fatalf("exit %d:\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(string(res.stderr), "no answer within 1s") {
+		t.Errorf("the call list does not say the call timed out:\n%s", res.stderr)
+	}
+	if res := runDFD(t, "jit", dir, "--action", "probe", "--bigquery-timeout", "soon"); res.code != 2 || !strings.Contains(string(res.stderr), "--bigquery-timeout") {
+		t.Errorf("a bad --bigquery-timeout: exit %d\n%s", res.code, res.stderr)
+	}
+}
