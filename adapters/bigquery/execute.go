@@ -27,6 +27,10 @@ func (a *Adapter) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (
 	if dry {
 		what = "BigQuery dry run"
 	}
+	if err := a.outage.current(); err != nil {
+		// Not sent at all, so there is no job to cancel either.
+		return nil, classify(err, "%s", what)
+	}
 	inserted, err := a.insert(ctx, job)
 	if err != nil {
 		err = classify(err, "%s", what)

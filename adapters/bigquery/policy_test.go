@@ -148,6 +148,12 @@ func TestOutageCutsCallsInFlight(t *testing.T) {
 	if adapters.CodeOf(err) != adapters.Unavailable || !strings.Contains(err.Error(), "BigQuery is not answering") || !strings.Contains(err.Error(), "tables.get p.ds.other") {
 		t.Errorf("second call: %v", err)
 	}
+	// A query during the outage sends nothing: no job, and no jobs.cancel
+	// for a job that was never submitted.
+	rec.Reset()
+	if _, err := a.Execute(context.Background(), &dataformpb.ExecuteRequest{Statement: "SELECT 1"}); adapters.CodeOf(err) != adapters.Unavailable || len(rec.Requests()) != 0 {
+		t.Errorf("a query during the outage: %d requests, %v", len(rec.Requests()), err)
+	}
 }
 
 // The daemon's hold ends: calls try BigQuery again after it.
