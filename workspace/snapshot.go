@@ -45,6 +45,12 @@ type jitEntry struct {
 	done chan struct{}
 	res  *JitResult
 	err  error
+	// waiters and left count the requests that asked for the preview and
+	// those that gave up on it (under Snapshot.jitMu); abandon, called
+	// when the last one gives up, cuts the run short.
+	waiters, left int
+	abandoned     context.Context
+	abandon       context.CancelFunc
 }
 
 func (s *Snapshot) index() {
@@ -108,9 +114,13 @@ func (s *Snapshot) Dependents(a *Action) []*Action { return s.dependents[a.Targe
 // JitPreview is the JiT preview of action t in this snapshot, computed on
 // the first request by the project's backend — on a goroutine of the
 // session, so that a request that gives up does not cancel it for the
-// others — and shared by later requests. A preview cut short by the end of
-// the session is tried again by the next request; a failure of the JiT
-// code itself is the answer for this snapshot (same inputs, same failure).
+// others — and shared by later requests. Once every request waiting for
+// it has given up (the editor cancels a preview when a newer edit asks
+// for another), the run is cut short: its queries would go on running
+// and billing for nobody (the BigQuery adapter cancels their jobs). A
+// preview cut short, by that or by the end of the session, is tried again
+// by the next request; a failure of the JiT code itself is the answer for
+// this snapshot (same inputs, same failure).
 func (s *Snapshot) JitPreview(ctx context.Context, t Target) (*JitResult, error) {
 	if s.backend == nil || s.Result == nil || s.session == nil {
 		return nil, errNoCompile
@@ -122,12 +132,21 @@ func (s *Snapshot) JitPreview(ctx context.Context, t Target) (*JitResult, error)
 	e, ok := s.jit[t.String()]
 	if !ok {
 		e = &jitEntry{done: make(chan struct{})}
+		e.abandoned, e.abandon = context.WithCancel(context.Background())
 		s.jit[t.String()] = e
 	}
+	e.waiters++
 	s.jitMu.Unlock()
 	if !ok {
 		s.session.goBackground(func(bctx context.Context) {
 			defer close(e.done)
+			bctx, cancel := context.WithCancel(bctx)
+			stop := context.AfterFunc(e.abandoned, cancel)
+			defer func() {
+				stop()
+				cancel()
+				e.abandon() // frees the context
+			}()
 			start := time.Now()
 			e.err = s.session.recovered("JiT preview", func() error {
 				var err error
@@ -150,6 +169,15 @@ func (s *Snapshot) JitPreview(ctx context.Context, t Target) (*JitResult, error)
 	case <-e.done:
 		return e.res, e.err
 	case <-ctx.Done():
+		s.jitMu.Lock()
+		e.left++
+		if e.left == e.waiters {
+			e.abandon()
+			if s.jit[t.String()] == e {
+				delete(s.jit, t.String()) // the next request starts afresh
+			}
+		}
+		s.jitMu.Unlock()
 		return nil, ctx.Err()
 	}
 }
