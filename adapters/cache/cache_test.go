@@ -789,3 +789,83 @@ func TestCachedTableFromStore(t *testing.T) {
 		t.Errorf("the backend was asked %d times", b2.gets.Load())
 	}
 }
+
+// A real query's flight is called off once every caller has given up (its
+// job would run on for nobody): not while one still waits; the last
+// caller returns only once the wrapped adapter has wound up; and a caller
+// after that starts a flight of its own. A dry run's flight goes
+// on (it costs nothing, and its answer serves the next check).
+func TestAbandonedQueryFlight(t *testing.T) {
+	b := newBackend(0)
+	b.gate = make(chan struct{})
+	c := openTest(t, b, Options{ReadOnly: selectsOnly})
+	req := &dataformpb.ExecuteRequest{Statement: "SELECT 1"}
+	flight := func() *flight {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, f := range c.flights {
+			return f
+		}
+		return nil
+	}
+	first, cancelFirst := context.WithCancel(context.Background())
+	second, cancelSecond := context.WithCancel(context.Background())
+	defer cancelSecond()
+	errs := make(chan error, 2)
+	go func() { _, err := c.Execute(first, req); errs <- err }()
+	go func() { _, err := c.Execute(second, req); errs <- err }()
+	waitFor(t, func() bool { f := flight(); return f != nil && f.waiters == 2 })
+	f := flight()
+	cancelFirst()
+	if err := <-errs; adapters.CodeOf(err) != adapters.Canceled {
+		t.Fatalf("first caller: %v", err)
+	}
+	c.mu.Lock()
+	left := f.left
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+		t.Fatal("the flight ended while a caller still waited")
+	default:
+	}
+	if left != 1 {
+		t.Fatalf("left = %d", left)
+	}
+	// The last caller gives up: the flight's context ends, and the caller
+	// returns once the wrapped adapter has.
+	cancelSecond()
+	err := <-errs
+	if adapters.CodeOf(err) != adapters.Canceled || !strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("last caller: %v", err)
+	}
+	select {
+	case <-f.done:
+	default:
+		t.Fatal("the last caller returned before the flight ended")
+	}
+	if b.execs.Load() != 1 {
+		t.Fatalf("execs = %d", b.execs.Load())
+	}
+	// The next caller starts afresh.
+	close(b.gate)
+	if _, err := c.Execute(context.Background(), req); err != nil || b.execs.Load() != 2 {
+		t.Fatalf("next caller: %v, execs = %d", err, b.execs.Load())
+	}
+
+	// A dry run is not called off.
+	b2 := newBackend(0)
+	b2.gate = make(chan struct{})
+	c2 := openTest(t, b2, Options{ReadOnly: selectsOnly})
+	dry := &dataformpb.ExecuteRequest{Statement: "SELECT 2", BigQueryOptions: &dataformpb.BigQueryExecuteOptions{DryRun: true}}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _, err := c2.Execute(ctx, dry); errs <- err }()
+	waitFor(t, func() bool { return b2.execs.Load() == 1 })
+	cancel()
+	<-errs
+	close(b2.gate)
+	// The flight goes on and keeps its answer: the next ask is a hit.
+	waitFor(t, func() bool { c2.mu.Lock(); defer c2.mu.Unlock(); return len(c2.flights) == 0 })
+	if _, err := c2.Execute(context.Background(), dry); err != nil || b2.execs.Load() != 1 {
+		t.Errorf("dry run after its caller left: %v, execs = %d", err, b2.execs.Load())
+	}
+}
