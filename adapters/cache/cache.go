@@ -30,6 +30,13 @@
 // aside and the cache starts empty, with a warning (Warnings, Options.Log),
 // never an error.
 //
+// Every dfd process on the machine (editors' daemons, `dfd check` in a
+// shell) shares the store: it is opened for each read or write and closed
+// at once, so no process locks the others out (see store). What another
+// process wrote is seen at once for entries this one does not hold in
+// memory, and before this one would fetch an entry again: a fetch looks at
+// the store first (see fetchTable).
+//
 // # Changes: DeleteTable, Invalidate, Refresh
 //
 // DeleteTable forgets the table (and its dataset's listing) once the wrapped
@@ -81,8 +88,13 @@ import (
 
 // Options configure a Cache. Zero values pick the defaults.
 type Options struct {
-	// Path is the bbolt file; empty keeps everything in memory.
+	// Path is the bbolt file; empty keeps everything in memory. Every
+	// process that opens the same path shares its entries.
 	Path string
+	// LockWait bounds how long a read or write of the file waits while
+	// another process writes it (default 10s); past it the cache keeps
+	// metadata in memory only, with a warning.
+	LockWait time.Duration
 	// DefaultDatabase is the project that targets and ListTables requests
 	// without one mean, so "ds.t" and "p.ds.t" share an entry.
 	DefaultDatabase string
@@ -142,6 +154,9 @@ func (o *Options) defaults() {
 	}
 	if o.QueryBytes <= 0 {
 		o.QueryBytes = 32 << 20
+	}
+	if o.LockWait <= 0 {
+		o.LockWait = defaultLockWait
 	}
 	if o.Log == nil {
 		o.Log = func(string, ...any) {}
@@ -247,7 +262,7 @@ func Open(inner adapters.DbAdapter, opts Options) *Cache {
 		verdicts: newLRU(opts.QueryBytes, verdictSize),
 	}
 	if opts.Path != "" {
-		c.store = openStore(opts.Path, c.warn)
+		c.store = openStore(opts.Path, opts.LockWait, c.warn)
 	}
 	return c
 }
@@ -331,7 +346,7 @@ func (c *Cache) GetTable(ctx context.Context, req *dataformpb.GetTableRequest) (
 		}
 	}
 	c.misses.Add(1)
-	fresh, err := c.fetchTable(ctx, k)
+	fresh, err := c.fetchTable(ctx, k, false)
 	if err != nil {
 		if e != nil && staleOK(err) {
 			c.stale.Add(1)
@@ -411,7 +426,7 @@ func (c *Cache) PrefetchTables(ctx context.Context, targets []*dataformpb.Target
 		wg.Go(func() {
 			defer func() { <-sem }()
 			c.misses.Add(1)
-			if _, err := c.fetchTable(ctx, k); err != nil {
+			if _, err := c.fetchTable(ctx, k, false); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("prefetch %s: %w", k, err))
 				mu.Unlock()
@@ -446,27 +461,76 @@ func (c *Cache) lookupTable(k tkey) (*tableEntry, error) {
 	}
 	e, ok := c.tables[k]
 	c.mu.Unlock()
-	if ok || c.store == nil {
+	if ok {
 		return e, nil
 	}
-	e, err := c.store.getTable(k)
-	if err != nil || e == nil {
-		return nil, nil // a store that fails is off now; fetch instead
+	return c.loadTables([]tkey{k})[k], nil
+}
+
+// loadTables reads keys from the store (in one transaction) into memory,
+// where memory does not hold them already, and returns what it found:
+// memory's entry for a key that is in both. Nothing is found when the
+// store is off (metadata is fetched instead).
+func (c *Cache) loadTables(keys []tkey) map[tkey]*tableEntry {
+	if c.store == nil {
+		return nil
+	}
+	found, err := c.store.getTables(keys)
+	if err != nil {
+		return nil
 	}
 	c.mu.Lock()
-	if cur, ok := c.tables[k]; ok {
-		e = cur // someone fetched it meanwhile
-	} else {
-		c.tables[k] = e
+	for k, e := range found {
+		if cur, ok := c.tables[k]; ok {
+			found[k] = cur // someone fetched it meanwhile
+		} else {
+			c.tables[k] = e
+		}
 	}
 	c.mu.Unlock()
-	return e, nil
+	return found
+}
+
+// storedTable is a fresh (younger than TTL) entry for k that another
+// process wrote to the store since this one read it, or nil. Fetches ask
+// it first, so that two processes do not both fetch what one already did.
+func (c *Cache) storedTable(k tkey) *tableEntry {
+	if c.store == nil {
+		return nil
+	}
+	ep := c.epoch.Load()
+	se, err := c.store.getTable(k)
+	if err != nil || se == nil || c.opts.Now().Sub(se.fetched) > c.opts.TTL {
+		return nil
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.epoch.Load() != ep {
+		return nil // invalidated here since it was read
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur, ok := c.tables[k]; ok && !cur.fetched.Before(se.fetched) {
+		return nil // not newer than what this process has
+	}
+	c.tables[k] = se
+	return se
 }
 
 // fetchTable gets k from the wrapped adapter (one fetch for all concurrent
-// callers) and stores the answer.
-func (c *Cache) fetchTable(ctx context.Context, k tkey) (*tableEntry, error) {
-	v, err := c.do(ctx, k.flightKey(), false, func(fctx context.Context) (any, error) {
+// callers) and stores the answer. Unless force is set, a fresh entry that
+// another process stored meanwhile is the answer instead.
+func (c *Cache) fetchTable(ctx context.Context, k tkey, force bool) (*tableEntry, error) {
+	key := k.flightKey()
+	if force {
+		key += "\x00force" // not answered by a flight that may read the store
+	}
+	v, err := c.do(ctx, key, false, func(fctx context.Context) (any, error) {
+		if !force {
+			if e := c.storedTable(k); e != nil {
+				return e, nil
+			}
+		}
 		c.fetches.Add(1)
 		ep := c.epoch.Load()
 		m, err := c.inner.GetTable(fctx, &dataformpb.GetTableRequest{Target: k.target()})
@@ -527,7 +591,7 @@ func (c *Cache) refreshTableLater(k tkey, e *tableEntry) {
 		return
 	}
 	c.later(k.flightKey(), func(ctx context.Context) error {
-		_, err := c.fetchTable(ctx, k)
+		_, err := c.fetchTable(ctx, k, false)
 		return err
 	})
 }
@@ -558,7 +622,7 @@ func (c *Cache) ListTables(ctx context.Context, req *dataformpb.ListTablesReques
 		}
 	}
 	c.misses.Add(1)
-	fresh, err := c.fetchList(ctx, k)
+	fresh, err := c.fetchList(ctx, k, false)
 	if err != nil {
 		if resp != nil && staleOK(err) {
 			c.stale.Add(1)
@@ -616,17 +680,24 @@ func (c *Cache) lookupList(k lkey) (*dataformpb.ListTablesResponse, *listEntry, 
 		entries[i] = c.tables[tk]
 	}
 	c.mu.Unlock()
-	resp := &dataformpb.ListTablesResponse{Tables: make([]*dataformpb.TableMetadata, 0, len(e.tables))}
+	var absent []tkey
 	for i, te := range entries {
 		if te == nil {
-			var err error
-			if te, err = c.lookupTable(e.tables[i]); err != nil {
-				return nil, nil, err
-			}
+			absent = append(absent, e.tables[i])
+		}
+	}
+	if len(absent) > 0 {
+		loaded := c.loadTables(absent)
+		for i, te := range entries {
 			if te == nil {
-				return nil, nil, nil // invalidated since the listing
+				if entries[i] = loaded[e.tables[i]]; entries[i] == nil {
+					return nil, nil, nil // invalidated since the listing
+				}
 			}
 		}
+	}
+	resp := &dataformpb.ListTablesResponse{Tables: make([]*dataformpb.TableMetadata, 0, len(e.tables))}
+	for _, te := range entries {
 		if te.meta == nil {
 			continue // found missing since the listing: leave it out
 		}
@@ -635,8 +706,19 @@ func (c *Cache) lookupList(k lkey) (*dataformpb.ListTablesResponse, *listEntry, 
 	return resp, e, nil
 }
 
-func (c *Cache) fetchList(ctx context.Context, k lkey) (*dataformpb.ListTablesResponse, error) {
-	v, err := c.do(ctx, k.flightKey(), false, func(fctx context.Context) (any, error) {
+// fetchList gets listing k from the wrapped adapter, as fetchTable does a
+// table.
+func (c *Cache) fetchList(ctx context.Context, k lkey, force bool) (*dataformpb.ListTablesResponse, error) {
+	key := k.flightKey()
+	if force {
+		key += "\x00force"
+	}
+	v, err := c.do(ctx, key, false, func(fctx context.Context) (any, error) {
+		if !force {
+			if resp := c.storedList(k); resp != nil {
+				return resp, nil
+			}
+		}
 		c.fetches.Add(1)
 		ep := c.epoch.Load()
 		resp, err := c.inner.ListTables(fctx, &dataformpb.ListTablesRequest{Database: k.db, Schema: k.schema})
@@ -682,6 +764,47 @@ func (c *Cache) putList(ep uint64, k lkey, resp *dataformpb.ListTablesResponse, 
 	c.store.put(tables, k, l)
 }
 
+// storedList is a fresh listing of k, with every table in it, that another
+// process wrote to the store since this one read it, or nil (as
+// storedTable).
+func (c *Cache) storedList(k lkey) *dataformpb.ListTablesResponse {
+	if c.store == nil {
+		return nil
+	}
+	ep := c.epoch.Load()
+	l, tables, err := c.store.getListTables(k)
+	if err != nil || l == nil || c.opts.Now().Sub(l.fetched) > c.opts.TTL {
+		return nil
+	}
+	resp := &dataformpb.ListTablesResponse{Tables: make([]*dataformpb.TableMetadata, 0, len(l.tables))}
+	for _, tk := range l.tables {
+		e, ok := tables[tk]
+		if !ok {
+			return nil // a table was invalidated since the listing
+		}
+		if e.meta != nil {
+			resp.Tables = append(resp.Tables, e.meta)
+		}
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.epoch.Load() != ep {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur, ok := c.lists[k]; ok && !cur.fetched.Before(l.fetched) {
+		return nil
+	}
+	c.lists[k] = l
+	for tk, e := range tables {
+		if cur, ok := c.tables[tk]; !ok || cur.fetched.Before(e.fetched) {
+			c.tables[tk] = e
+		}
+	}
+	return resp
+}
+
 func (c *Cache) listFailed(k lkey, err error, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -695,7 +818,7 @@ func (c *Cache) refreshListLater(k lkey, e *listEntry) {
 		return
 	}
 	c.later(k.flightKey(), func(ctx context.Context) error {
-		_, err := c.fetchList(ctx, k)
+		_, err := c.fetchList(ctx, k, false)
 		return err
 	})
 }
@@ -814,7 +937,7 @@ func (c *Cache) Refresh(ctx context.Context, scope Scope) (int, error) {
 	var errs []error
 	covered := map[lkey]bool{}
 	for _, l := range lists {
-		if _, err := c.fetchList(ctx, l); err != nil {
+		if _, err := c.fetchList(ctx, l, true); err != nil {
 			errs = append(errs, fmt.Errorf("refresh %s.%s: %w", l.db, l.schema, err))
 			continue
 		}
@@ -825,7 +948,7 @@ func (c *Cache) Refresh(ctx context.Context, scope Scope) (int, error) {
 		if covered[lkey{t.db, t.schema}] || covered[lkey{t.db, ""}] {
 			continue
 		}
-		if _, err := c.fetchTable(ctx, t); err != nil {
+		if _, err := c.fetchTable(ctx, t, true); err != nil {
 			errs = append(errs, fmt.Errorf("refresh %s: %w", t, err))
 			continue
 		}
@@ -902,7 +1025,7 @@ func (c *Cache) Prefetch(ctx context.Context, datasets []Dataset) error {
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if _, err := c.fetchList(ctx, k); err != nil {
+			if _, err := c.fetchList(ctx, k, false); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("prefetch %s.%s: %w", k.db, k.schema, err))
 				mu.Unlock()
