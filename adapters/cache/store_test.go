@@ -1,14 +1,11 @@
 package cache
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -239,95 +236,5 @@ func TestUnwritableDirectory(t *testing.T) {
 	}
 	if _, _, err := get(t, c, "t00"); err != nil {
 		t.Error(err)
-	}
-}
-
-// crashChildEnv makes the test binary a child that writes to a store in a
-// loop until it is killed (see TestKillMidWrite).
-const crashChildEnv = "DFD_CACHE_CRASH_CHILD"
-
-func TestMain(m *testing.M) {
-	if path := os.Getenv(crashChildEnv); path != "" {
-		crashChild(path)
-		return
-	}
-	os.Exit(m.Run())
-}
-
-// crashChild fills a store with listings of growing datasets, forever.
-func crashChild(path string) {
-	b := newBackend(0)
-	c := Open(b, Options{Path: path})
-	if w := c.Warnings(); len(w) > 0 {
-		fmt.Println("warning:", w)
-		os.Exit(3)
-	}
-	ctx := context.Background()
-	for i := 0; ; i++ {
-		ds := fmt.Sprintf("ds%d", i%7)
-		for j := range 20 {
-			b.add("p", ds, fmt.Sprintf("t%d_%d", i, j), strings.Repeat("d", i%500))
-		}
-		if _, err := c.Refresh(ctx, Scope{Database: "p", Schema: ds}); err != nil {
-			fmt.Println("error:", err)
-			os.Exit(4)
-		}
-		if i%13 == 0 {
-			c.Invalidate(&dataformpb.Target{Database: "p", Schema: ds, Name: fmt.Sprintf("t%d_0", i)})
-		}
-		if i == 5 {
-			fmt.Println("writing")
-		}
-	}
-}
-
-// TestKillMidWrite SIGKILLs a process while it writes to the store, several
-// times at different moments; every time the store must open cleanly (no
-// "moved aside") and serve what it holds.
-func TestKillMidWrite(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.db")
-	for round := range 5 {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		if strings.TrimSpace(line) != "writing" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("round %d: child said %q", round, line)
-		}
-		time.Sleep(time.Duration(10+round*37) * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
-
-		c := Open(nil, Options{Path: path})
-		if w := c.Warnings(); len(w) != 0 {
-			t.Fatalf("round %d: store damaged by a kill: %q", round, w)
-		}
-		s := c.Stats()
-		if s.Lists == 0 || s.Tables == 0 {
-			t.Fatalf("round %d: store empty after kill: %+v", round, s)
-		}
-		// Every listing is servable, and every table readable.
-		lists, tables, _ := c.keys()
-		for _, l := range lists {
-			if _, err := c.ListTables(context.Background(), &dataformpb.ListTablesRequest{Database: l.db, Schema: l.schema}); err != nil {
-				t.Fatalf("round %d: list %v: %v", round, l, err)
-			}
-		}
-		for _, k := range tables {
-			if _, err := c.GetTable(context.Background(), &dataformpb.GetTableRequest{Target: k.target()}); err != nil {
-				t.Fatalf("round %d: get %v: %v", round, k, err)
-			}
-		}
-		t.Logf("round %d: %d tables, %d lists, %d bytes", round, s.Tables, s.Lists, s.FileBytes)
-		c.Close()
 	}
 }
