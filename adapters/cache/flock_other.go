@@ -4,7 +4,7 @@ package cache
 
 import "os"
 
-// tryLockShared is a no-op where flock(2) does not exist: precheck then
-// reads without the lock, and a writer committing at that moment can make
-// it report damage that is not there (see openStore, which checks twice).
+// tryLockShared is a no-op where flock(2) does not exist: there precheck
+// reads the meta pages without holding the lock (bbolt still locks the
+// file for every transaction).
 func tryLockShared(*os.File) (busy bool, err error) { return false, nil }
