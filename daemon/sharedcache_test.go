@@ -9,7 +9,9 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,14 +21,16 @@ import (
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 
-// The editor's daemon and `dfd check` in a shell share the metadata cache:
-// the daemon holds a project open with BigQuery (the recording stand-in)
-// as its metadata source and caches the schemas of the two warehouse
-// tables the project reads; BigQuery then goes down, and `dfd check` (the
-// built binary, a process of its own) run on the project while the daemon
-// still runs analyses both statements from what the daemon cached. The
-// same check with an empty cache analyses none: the schemas can only have
-// come from the daemon's cache.
+// The editor's daemon, a second editor and commands in a shell share the
+// metadata cache: the daemon holds a project open with BigQuery (the
+// recording stand-in) as its metadata source and caches the schemas of
+// the two warehouse tables the project reads; BigQuery then goes down,
+// and while the daemon still runs, three `dfd check` and a `dfd metadata
+// status` (the built binary, processes of their own) and a second daemon
+// on the same project run at once: every check analyses both statements,
+// status counts the tables, the second editor's hover shows the columns.
+// The same check with an empty cache analyses none: the schemas can only
+// have come from the daemon's cache.
 func TestCheckUsesTheEditorsCache(t *testing.T) {
 	bin := dfdBin(t)
 	cacheHome := t.TempDir()
@@ -74,26 +78,65 @@ declare({schema: "raw", name: "src2"});`,
 		resp.Body.Close()
 		t.Fatal("the closed endpoint still answers")
 	}
-	check := func(env ...string) string {
-		t.Helper()
+	// run runs the dfd binary; it must end within 3 minutes.
+	run := func(env []string, args ...string) (stdout, stderr string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "check", root, "--endpoint", front.URL)
+		cmd := exec.CommandContext(ctx, bin, args...)
 		cmd.Env = append(os.Environ(), env...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
 		_ = cmd.Run() // the exit status is not what this test is about
 		if ctx.Err() != nil {
-			t.Fatalf("dfd check did not end within 3 minutes:\n%s", stderr.String())
+			t.Errorf("dfd %s did not end within 3 minutes:\n%s", strings.Join(args, " "), errb.String())
 		}
-		return stderr.String()
+		return out.String(), errb.String()
 	}
-	out := check()
-	if !strings.Contains(out, "2 statement(s) analysed, 0 not") {
-		t.Errorf("dfd check beside the daemon, BigQuery down, did not analyse both statements:\n%s", out)
+	check := func(env ...string) string {
+		_, stderr := run(env, "check", root, "--endpoint", front.URL)
+		return stderr
 	}
-	if strings.Contains(out, "metadata cache") {
-		t.Errorf("dfd check warned about the metadata cache:\n%s", out)
+
+	// Three checks and a `dfd metadata status` at once, beside the daemon.
+	var (
+		wg     sync.WaitGroup
+		checks [3]string
+		status string
+	)
+	for i := range checks {
+		wg.Go(func() { checks[i] = check() })
+	}
+	wg.Go(func() {
+		var stderr string
+		status, stderr = run(nil, "metadata", "status", root, "--endpoint", front.URL, "--json")
+		status += stderr
+	})
+	// A second editor opens the project meanwhile: its hover shows the
+	// columns the first one cached.
+	s2 := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{
+		"metadata": map[string]any{"source": "bigquery"},
+		"bigquery": map[string]any{"endpoint": front.URL},
+	}})})
+	s2.init(t, root)
+	s2.awaitPreviewChanged(t, 0, "") // compiled: hovers know the refs
+	a := filepath.Join(root, "definitions", "a.sqlx")
+	if err := s2.ed.Open(s2.ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if h := hoverText(t, s2, a, `ref("src1")`, 6); !strings.Contains(h, "BigQuery") || !strings.Contains(h, "INTEGER") {
+		t.Errorf("the second editor's hover lacks the cached schema:\n%s", h)
+	}
+	wg.Wait()
+	for i, out := range checks {
+		if !strings.Contains(out, "2 statement(s) analysed, 0 not") {
+			t.Errorf("dfd check %d beside the daemon, BigQuery down, did not analyse both statements:\n%s", i, out)
+		}
+		if strings.Contains(out, "metadata cache") {
+			t.Errorf("dfd check %d warned about the metadata cache:\n%s", i, out)
+		}
+	}
+	if !strings.Contains(status, `"tables": 2`) || strings.Contains(status, "warning") {
+		t.Errorf("dfd metadata status beside the daemon:\n%s", status)
 	}
 	if out := check("XDG_CACHE_HOME=" + t.TempDir()); !strings.Contains(out, "0 statement(s) analysed, 2 not") {
 		t.Errorf("dfd check with an empty cache, BigQuery down, analysed something: the test shows nothing:\n%s", out)
