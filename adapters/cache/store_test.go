@@ -238,3 +238,84 @@ func TestUnwritableDirectory(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A cache whose entry is too old to serve looks at the store before it
+// fetches: another process may have refreshed it meanwhile. An explicit
+// Refresh fetches all the same.
+func TestFetchLooksAtTheStoreFirst(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	clk := newClock()
+	opts := Options{Path: path, TTL: time.Minute, MaxStale: time.Minute, Now: clk.Now}
+	b1, b2 := newBackend(3), newBackend(3)
+	first, second := openTest(t, b1, opts), openTest(t, b2, opts)
+	ctx := context.Background()
+	list := &dataformpb.ListTablesRequest{Database: "p", Schema: "ds"}
+	if _, _, err := get(t, second, "t01"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := second.ListTables(ctx, list); err != nil {
+		t.Fatal(err)
+	}
+	gets, lists := b2.gets.Load(), b2.lists.Load()
+
+	// Both entries are now too old for either process; the first refreshes
+	// them from a BigQuery that changed.
+	clk.Add(2 * time.Minute)
+	b1.add("p", "ds", "t01", "v2")
+	b1.add("p", "ds", "t09", "v2")
+	if _, m, err := get(t, first, "t01"); err != nil || m.GetDescription() != "v2" {
+		t.Fatalf("first: %v %v", m, err)
+	}
+	if resp, err := first.ListTables(ctx, list); err != nil || len(resp.GetTables()) != 4 {
+		t.Fatalf("first's listing: %d tables, %v", len(resp.GetTables()), err)
+	}
+
+	// The second takes them from the store instead of its BigQuery.
+	if _, m, err := get(t, second, "t01"); err != nil || m.GetDescription() != "v2" {
+		t.Errorf("second: %v %v", m, err)
+	}
+	if resp, err := second.ListTables(ctx, list); err != nil || len(resp.GetTables()) != 4 {
+		t.Errorf("second's listing: %d tables, %v", len(resp.GetTables()), err)
+	}
+	if b2.gets.Load() != gets || b2.lists.Load() != lists {
+		t.Errorf("second asked its BigQuery again: %d gets, %d lists (had %d, %d)", b2.gets.Load(), b2.lists.Load(), gets, lists)
+	}
+	if _, err := second.Refresh(ctx, Scope{Database: "p", Schema: "ds", Name: "t01"}); err != nil {
+		t.Fatal(err)
+	}
+	if b2.gets.Load() != gets+1 {
+		t.Errorf("Refresh did not fetch: %d gets, want %d", b2.gets.Load(), gets+1)
+	}
+}
+
+// A file that disappears under an open cache (`dfd metadata clear` of an
+// older dfd, or another process moved a damaged file aside) holds nothing;
+// the next write creates it again, complete, for every process.
+func TestStoreFileRemovedUnderACache(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	b := newBackend(3)
+	c := openTest(t, b, Options{Path: path})
+	if _, _, err := get(t, c, "t00"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	other := openTest(t, nil, Options{Path: path})
+	if _, _, err := get(t, other, "t00"); adapters.CodeOf(err) != adapters.Unavailable {
+		t.Errorf("an entry survived the file's removal: %v", err)
+	}
+	if _, _, err := get(t, c, "t01"); err != nil {
+		t.Fatal(err)
+	}
+	if call, _, err := get(t, other, "t01"); err != nil || !call.Cached {
+		t.Errorf("the recreated file: %v %+v", err, call)
+	}
+	if w := append(c.Warnings(), other.Warnings()...); len(w) != 0 {
+		t.Errorf("warnings: %q", w)
+	}
+	fresh := openTest(t, nil, Options{Path: path})
+	if len(fresh.Warnings()) != 0 || fresh.Path() != path {
+		t.Errorf("reopening the recreated file: %q", fresh.Warnings())
+	}
+}
