@@ -362,9 +362,10 @@ func (c *Cache) GetTable(ctx context.Context, req *dataformpb.GetTableRequest) (
 }
 
 // CachedTable answers a GetTable from what the cache holds — in memory or
-// in its store, of any age — and never waits for the wrapped adapter, so
-// it returns at once (hovers and completion ask it on the editor's
-// request path). ok is false when the cache knows nothing of the table
+// in its store, of any age — and never waits for the wrapped adapter, nor
+// for another process writing the store (the store then counts as not
+// holding the table), so it returns at once (hovers and completion ask it
+// on the editor's request path). ok is false when the cache knows nothing of the table
 // (PrefetchTables fetches it for next time); a table known not to exist
 // is ok with a NOT_FOUND error. An entry older than TTL is refreshed in
 // the background, as GetTable does, unless its last refresh failed less
@@ -375,7 +376,7 @@ func (c *Cache) CachedTable(ctx context.Context, req *dataformpb.GetTableRequest
 		return nil, false, nil
 	}
 	k := tkey{c.normDB(t.GetDatabase()), t.GetSchema(), t.GetName()}
-	e, err := c.lookupTable(k)
+	e, err := c.lookupTableNow(k)
 	if err != nil || e == nil {
 		return nil, false, nil
 	}
@@ -464,18 +465,36 @@ func (c *Cache) lookupTable(k tkey) (*tableEntry, error) {
 	if ok {
 		return e, nil
 	}
-	return c.loadTables([]tkey{k})[k], nil
+	return c.loadTables([]tkey{k}, true)[k], nil
+}
+
+// lookupTableNow is lookupTable for the editor's request path: it does not
+// wait while another process writes the store (a large listing takes a
+// while), and then finds nothing (the caller fetches in the background).
+func (c *Cache) lookupTableNow(k tkey) (*tableEntry, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, errClosed
+	}
+	e, ok := c.tables[k]
+	c.mu.Unlock()
+	if ok {
+		return e, nil
+	}
+	return c.loadTables([]tkey{k}, false)[k], nil
 }
 
 // loadTables reads keys from the store (in one transaction) into memory,
 // where memory does not hold them already, and returns what it found:
 // memory's entry for a key that is in both. Nothing is found when the
-// store is off (metadata is fetched instead).
-func (c *Cache) loadTables(keys []tkey) map[tkey]*tableEntry {
+// store is off (metadata is fetched instead), or is being written and
+// wait is false.
+func (c *Cache) loadTables(keys []tkey, wait bool) map[tkey]*tableEntry {
 	if c.store == nil {
 		return nil
 	}
-	found, err := c.store.getTables(keys)
+	found, err := c.store.getTables(keys, wait)
 	if err != nil {
 		return nil
 	}
@@ -687,7 +706,7 @@ func (c *Cache) lookupList(k lkey) (*dataformpb.ListTablesResponse, *listEntry, 
 		}
 	}
 	if len(absent) > 0 {
-		loaded := c.loadTables(absent)
+		loaded := c.loadTables(absent, true)
 		for i, te := range entries {
 			if te == nil {
 				if entries[i] = loaded[e.tables[i]]; entries[i] == nil {

@@ -86,6 +86,7 @@ const defaultLockWait = 10 * time.Second
 var (
 	errStoreOff = errors.New("store off")
 	errBusy     = errors.New("locked by another process")
+	errBusyNow  = errors.New("being written")
 )
 
 // openStore opens or creates the file at path and checks it once. It never
@@ -141,7 +142,7 @@ func (s *store) prepare() (os.FileInfo, error) {
 	if err != nil || ready {
 		return fi, err
 	}
-	err = s.openDB(false, func(db *bolt.DB) error {
+	err = s.openDB(false, s.lockWait, func(db *bolt.DB) error {
 		return db.Update(func(tx *bolt.Tx) error {
 			meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 			if err != nil {
@@ -222,7 +223,7 @@ func (s *store) check() (fi os.FileInfo, ready bool, err error) {
 		if err := precheck(s.path); err != nil {
 			return fi, false, err
 		}
-		err = s.openDB(true, func(db *bolt.DB) error {
+		err = s.openDB(true, s.lockWait, func(db *bolt.DB) error {
 			if err := db.View(walk); err != nil {
 				return fmt.Errorf("integrity check: %w", err)
 			}
@@ -244,12 +245,12 @@ func backoff(attempt int) time.Duration {
 }
 
 // openDB opens the file (read-only: shared lock; else exclusive, creating
-// the file), runs f and closes it. It waits for a busy lock up to
-// lockWait, then fails with errBusy. Faults inside bbolt become errors; a
+// the file), runs f and closes it. It waits for a busy lock up to wait,
+// then fails with errBusy (errBusyNow when wait is 0: one try). Faults inside bbolt become errors; a
 // fault inside Open (damage precheck did not catch) leaks the mapping and
 // descriptor of the bad file, the price of not crashing.
-func (s *store) openDB(readOnly bool, f func(*bolt.DB) error) error {
-	deadline := time.Now().Add(s.lockWait)
+func (s *store) openDB(readOnly bool, wait time.Duration, f func(*bolt.DB) error) error {
+	deadline := time.Now().Add(wait)
 	for attempt := 0; ; attempt++ {
 		var db *bolt.DB
 		err := s.guard(func() error {
@@ -261,6 +262,9 @@ func (s *store) openDB(readOnly bool, f func(*bolt.DB) error) error {
 			return err
 		})
 		if errors.Is(err, bolt.ErrTimeout) {
+			if wait == 0 {
+				return errBusyNow
+			}
 			if time.Now().After(deadline) {
 				return errBusy
 			}
@@ -278,10 +282,10 @@ func (s *store) openDB(readOnly bool, f func(*bolt.DB) error) error {
 	}
 }
 
-// view runs f in a read transaction. A file that does not exist or is
-// still empty (another process is creating it) holds nothing: f is not
-// called.
-func (s *store) view(f func(*bolt.Tx) error) error {
+// view runs f in a read transaction, waiting for the lock up to wait (0:
+// not at all). A file that does not exist or is still empty (another
+// process is creating it) holds nothing: f is not called.
+func (s *store) view(wait time.Duration, f func(*bolt.Tx) error) error {
 	return s.run("read", func() error {
 		fi, err := os.Stat(s.path)
 		if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Size() == 0 {
@@ -290,7 +294,7 @@ func (s *store) view(f func(*bolt.Tx) error) error {
 		if err != nil {
 			return err
 		}
-		return s.openDB(true, func(db *bolt.DB) error { return db.View(f) })
+		return s.openDB(true, wait, func(db *bolt.DB) error { return db.View(f) })
 	})
 }
 
@@ -298,7 +302,7 @@ func (s *store) view(f func(*bolt.Tx) error) error {
 // when they are missing.
 func (s *store) update(what string, f func(*bolt.Tx) error) error {
 	return s.run(what, func() error {
-		return s.openDB(false, func(db *bolt.DB) error {
+		return s.openDB(false, s.lockWait, func(db *bolt.DB) error {
 			return db.Update(func(tx *bolt.Tx) error {
 				if err := ensureBuckets(tx); err != nil {
 					return err
@@ -354,6 +358,9 @@ func (s *store) run(what string, f func() error) error {
 		return errStoreOff
 	}
 	err := f()
+	if errors.Is(err, errBusyNow) {
+		return err // a read that chose not to wait: nothing is wrong
+	}
 	if err != nil && s.broken.CompareAndSwap(false, true) {
 		if errors.Is(err, errBusy) {
 			s.warn(s.busyMessage() + " from now on")
@@ -403,15 +410,20 @@ func decodeHeader(b []byte) (fetched time.Time, missing bool, payload []byte, er
 }
 
 func (s *store) getTable(k tkey) (*tableEntry, error) {
-	m, err := s.getTables([]tkey{k})
+	m, err := s.getTables([]tkey{k}, true)
 	return m[k], err
 }
 
 // getTables reads the entries of keys that the store holds, in one
-// transaction (one open of the file).
-func (s *store) getTables(keys []tkey) (map[tkey]*tableEntry, error) {
+// transaction (one open of the file). Unless wait, it does not wait for
+// a writer: it fails with errBusyNow instead.
+func (s *store) getTables(keys []tkey, wait bool) (map[tkey]*tableEntry, error) {
+	d := s.lockWait
+	if !wait {
+		d = 0
+	}
 	var out map[tkey]*tableEntry
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(d, func(tx *bolt.Tx) error {
 		var err error
 		out, err = readTables(tx, keys)
 		return err
@@ -421,7 +433,7 @@ func (s *store) getTables(keys []tkey) (map[tkey]*tableEntry, error) {
 
 func (s *store) getList(k lkey) (*listEntry, error) {
 	var e *listEntry
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(s.lockWait, func(tx *bolt.Tx) error {
 		var err error
 		e, err = readList(tx, k)
 		return err
@@ -487,7 +499,7 @@ func (s *store) getListTables(k lkey) (*listEntry, map[tkey]*tableEntry, error) 
 		l      *listEntry
 		tables map[tkey]*tableEntry
 	)
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(s.lockWait, func(tx *bolt.Tx) error {
 		var err error
 		if l, err = readList(tx, k); err != nil || l == nil {
 			return err
@@ -569,7 +581,7 @@ type storedKey struct {
 
 // scan calls f for every entry (headers only).
 func (s *store) scan(f func(storedKey)) error {
-	return s.view(func(tx *bolt.Tx) error {
+	return s.view(s.lockWait, func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketTables); b != nil {
 			err := b.ForEach(func(k, v []byte) error {
 				fetched, missing, _, err := decodeHeader(v)

@@ -319,3 +319,32 @@ func TestStoreFileRemovedUnderACache(t *testing.T) {
 		t.Errorf("reopening the recreated file: %q", fresh.Warnings())
 	}
 }
+
+// CachedTable, on the editor's request path, does not wait while another
+// process writes the store: it answers "not known" at once and leaves the
+// store on; once the write is over it finds the table.
+func TestCachedTableDoesNotWaitForAWriter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	writer := openTest(t, newBackend(2), Options{Path: path})
+	if _, _, err := get(t, writer, "t01"); err != nil {
+		t.Fatal(err)
+	}
+	c := openTest(t, nil, Options{Path: path, LockWait: time.Minute})
+	held, err := bolt.Open(path, 0o600, nil) // a write in progress
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &dataformpb.GetTableRequest{Target: target("t01")}
+	start := time.Now()
+	_, ok, err := c.CachedTable(context.Background(), req)
+	if waited := time.Since(start); ok || err != nil || waited > 30*time.Second {
+		t.Errorf("during a write: ok=%v err=%v after %v", ok, err, waited)
+	}
+	held.Close()
+	if m, ok, err := c.CachedTable(context.Background(), req); !ok || err != nil || m.GetTarget().GetName() != "t01" {
+		t.Errorf("after the write: %v ok=%v err=%v", m, ok, err)
+	}
+	if w := c.Warnings(); len(w) != 0 || c.Path() != path {
+		t.Errorf("warnings %q, path %q", w, c.Path())
+	}
+}
