@@ -324,7 +324,7 @@ func (c *Cache) GetTable(ctx context.Context, req *dataformpb.GetTableRequest) (
 		return c.inner.GetTable(ctx, req) // let the backend word the error
 	}
 	k := tkey{c.normDB(t.GetDatabase()), t.GetSchema(), t.GetName()}
-	e, err := c.lookupTable(k)
+	e, err := c.lookupTable(k, true)
 	if err != nil {
 		return nil, err
 	}
@@ -365,18 +365,18 @@ func (c *Cache) GetTable(ctx context.Context, req *dataformpb.GetTableRequest) (
 // in its store, of any age — and never waits for the wrapped adapter, nor
 // for another process writing the store (the store then counts as not
 // holding the table), so it returns at once (hovers and completion ask it
-// on the editor's request path). ok is false when the cache knows nothing of the table
-// (PrefetchTables fetches it for next time); a table known not to exist
-// is ok with a NOT_FOUND error. An entry older than TTL is refreshed in
-// the background, as GetTable does, unless its last refresh failed less
-// than RetryAfter ago.
+// on the editor's request path). ok is false when the cache knows nothing
+// of the table (PrefetchTables fetches it for next time); a table known
+// not to exist is ok with a NOT_FOUND error. An entry older than TTL is
+// refreshed in the background, as GetTable does, unless its last refresh
+// failed less than RetryAfter ago.
 func (c *Cache) CachedTable(ctx context.Context, req *dataformpb.GetTableRequest) (meta *dataformpb.TableMetadata, ok bool, err error) {
 	t := req.GetTarget()
 	if t.GetSchema() == "" || t.GetName() == "" {
 		return nil, false, nil
 	}
 	k := tkey{c.normDB(t.GetDatabase()), t.GetSchema(), t.GetName()}
-	e, err := c.lookupTableNow(k)
+	e, err := c.lookupTable(k, false)
 	if err != nil || e == nil {
 		return nil, false, nil
 	}
@@ -411,7 +411,7 @@ func (c *Cache) PrefetchTables(ctx context.Context, targets []*dataformpb.Target
 			continue
 		}
 		seen[k] = true
-		e, err := c.lookupTable(k)
+		e, err := c.lookupTable(k, true)
 		if err != nil {
 			return err
 		}
@@ -453,8 +453,10 @@ func notFound(k tkey) error {
 	return adapters.Errorf(adapters.NotFound, "table %s not found", k)
 }
 
-// lookupTable finds k in memory, else in the store.
-func (c *Cache) lookupTable(k tkey) (*tableEntry, error) {
+// lookupTable finds k in memory, else in the store. Unless wait, it does
+// not wait while another process writes the store (a large listing takes
+// a while), and then finds nothing: the editor's request path asks so.
+func (c *Cache) lookupTable(k tkey, wait bool) (*tableEntry, error) {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -465,24 +467,7 @@ func (c *Cache) lookupTable(k tkey) (*tableEntry, error) {
 	if ok {
 		return e, nil
 	}
-	return c.loadTables([]tkey{k}, true)[k], nil
-}
-
-// lookupTableNow is lookupTable for the editor's request path: it does not
-// wait while another process writes the store (a large listing takes a
-// while), and then finds nothing (the caller fetches in the background).
-func (c *Cache) lookupTableNow(k tkey) (*tableEntry, error) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil, errClosed
-	}
-	e, ok := c.tables[k]
-	c.mu.Unlock()
-	if ok {
-		return e, nil
-	}
-	return c.loadTables([]tkey{k}, false)[k], nil
+	return c.loadTables([]tkey{k}, wait)[k], nil
 }
 
 // loadTables reads keys from the store (in one transaction) into memory,

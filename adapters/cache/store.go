@@ -246,9 +246,10 @@ func backoff(attempt int) time.Duration {
 
 // openDB opens the file (read-only: shared lock; else exclusive, creating
 // the file), runs f and closes it. It waits for a busy lock up to wait,
-// then fails with errBusy (errBusyNow when wait is 0: one try). Faults inside bbolt become errors; a
-// fault inside Open (damage precheck did not catch) leaks the mapping and
-// descriptor of the bad file, the price of not crashing.
+// then fails with errBusy (errBusyNow when wait is 0: one try). Faults
+// inside bbolt become errors; a fault inside Open (damage precheck did not
+// catch) leaks the mapping and descriptor of the bad file, the price of
+// not crashing.
 func (s *store) openDB(readOnly bool, wait time.Duration, f func(*bolt.DB) error) error {
 	deadline := time.Now().Add(wait)
 	for attempt := 0; ; attempt++ {
