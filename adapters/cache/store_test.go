@@ -348,3 +348,58 @@ func TestCachedTableDoesNotWaitForAWriter(t *testing.T) {
 		t.Errorf("warnings %q, path %q", w, c.Path())
 	}
 }
+
+// A cache file of another format (a dfd older or newer than this one)
+// opens: with records this dfd can read it is emptied in place, with
+// records it cannot it is moved aside; either way with a warning, and the
+// cache works.
+func TestStoreOfAnotherFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name, format string
+		record       []byte
+		want         string
+	}{
+		{"readable records", "dfd-metadata-cache/2", nil, `has format "dfd-metadata-cache/2", not "dfd-metadata-cache/1"; starting empty`},
+		{"unreadable records", "dfd-metadata-cache/0", []byte("an old record"), "moved it to"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "m.db")
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := tc.record
+			if rec == nil {
+				if rec, err = encodeRecord(time.Now(), false, &dataformpb.TableMetadata{Target: target("t00"), Description: "old"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err = db.Update(func(tx *bolt.Tx) error {
+				meta, _ := tx.CreateBucket(bucketMeta)
+				tables, _ := tx.CreateBucket(bucketTables)
+				if _, err := tx.CreateBucket(bucketLists); err != nil {
+					return err
+				}
+				if err := meta.Put(keyFormat, []byte(tc.format)); err != nil {
+					return err
+				}
+				return tables.Put(tableKey("p", "ds", "t00"), rec)
+			})
+			db.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := openTest(t, newBackend(1), Options{Path: path})
+			if w := c.Warnings(); len(w) != 1 || !strings.Contains(w[0], tc.want) || c.Path() != path {
+				t.Fatalf("warnings %q, path %q", w, c.Path())
+			}
+			if call, m, err := get(t, c, "t00"); err != nil || call.Cached || m.GetDescription() == "old" {
+				t.Errorf("the old entry was served: %v %+v %v", m, call, err)
+			}
+			again := openTest(t, nil, Options{Path: path})
+			if call, _, err := get(t, again, "t00"); err != nil || !call.Cached || len(again.Warnings()) != 0 {
+				t.Errorf("reopened: %v %+v %q", err, call, again.Warnings())
+			}
+		})
+	}
+}
