@@ -71,6 +71,22 @@ func TestFormattingSQLX(t *testing.T) {
 		t.Errorf("the preview of the formatted buffer: error %q, %d actions %+v", res.Error, len(res.Actions), res.Actions)
 	}
 
+	// A Windows buffer (CRLF line ends, a UTF-8 byte order mark) formats
+	// as its LF twin did, keeping both.
+	crlf := func(s string) string { return "\xef\xbb\xbf" + strings.ReplaceAll(s, "\n", "\r\n") }
+	if err := s.ed.SetText(s.ctx, path, crlf(messy)); err != nil {
+		t.Fatal(err)
+	}
+	if edits := s.format(t, path); len(edits) != 1 {
+		t.Fatalf("CRLF: %d edits, want one: %+v", len(edits), edits)
+	}
+	if text := s.ed.Text(path); text != crlf(got) {
+		t.Errorf("CRLF buffer formatted as\n%q\nwant\n%q", text, crlf(got))
+	}
+	if edits := s.format(t, path); len(edits) != 0 {
+		t.Errorf("CRLF: formatting twice changed the text again: %+v", edits)
+	}
+
 	// A comment in the SQL goes back where it stood.
 	commented := config + "\n\nselect customer_id -- the key\nfrom ${ref(\"fct_orders\")}\n"
 	if err := s.ed.SetText(s.ctx, path, commented); err != nil {

@@ -46,7 +46,120 @@ func Format(src []byte) (Result, error) { return FormatRange(src, 0, len(src)) }
 // starting); everything about the file itself is a Problem. The result is
 // stable: formatting it again changes nothing (a file for which that does
 // not hold is left as written).
+//
+// Line ends and a byte order mark are the file's own: a file whose every
+// line ends in CRLF (Windows) is formatted as its LF twin and given CRLF
+// back on every line, and a UTF-8 byte order mark is set aside and put
+// back, so that everything formatting does not touch stays byte for byte.
+// A file that mixes CRLF and LF line ends (or has a carriage return that
+// ends no line) is left as written with a Problem: which end a formatted
+// line should get is anyone's guess, and normalising the whole file would
+// touch lines formatting does not own.
 func FormatRange(src []byte, start, end int) (Result, error) {
+	enc, body, problem := splitEncoding(src)
+	if problem != nil {
+		return Result{Text: src, Problems: []Problem{*problem}}, nil
+	}
+	if enc == (encoding{}) {
+		return formatStable(src, start, end)
+	}
+	res, err := formatStable(body, enc.toBody(src, start), enc.toBody(src, end))
+	if err != nil {
+		return Result{Text: src}, err
+	}
+	for i := range res.Problems {
+		res.Problems[i].Offset = enc.fromBody(body, res.Problems[i].Offset)
+	}
+	if !res.Changed {
+		res.Text = src
+		return res, nil
+	}
+	res.Text = enc.restore(res.Text)
+	res.Changed = string(res.Text) != string(src)
+	return res, nil
+}
+
+// utf8BOM is the UTF-8 byte order mark some Windows editors start files
+// with; GoogleSQL would read it as SQL ("Illegal input character \357").
+const utf8BOM = "\xef\xbb\xbf"
+
+// encoding is how a file's bytes differ from the LF text without a byte
+// order mark that formatting works on.
+type encoding struct {
+	bom  bool // the file starts with utf8BOM
+	crlf bool // every line ends in CRLF
+}
+
+// splitEncoding returns src's encoding and its body (LF line ends, no byte
+// order mark), or a Problem when src mixes line ends.
+func splitEncoding(src []byte) (encoding, []byte, *Problem) {
+	var enc encoding
+	body := src
+	if strings.HasPrefix(string(body), utf8BOM) {
+		enc.bom, body = true, body[len(utf8BOM):]
+	}
+	if strings.IndexByte(string(body), '\r') < 0 {
+		return enc, body, nil
+	}
+	// CRLF throughout: every CR is followed by LF and every LF preceded by
+	// CR. Anything else is mixed; the Problem is at the first line end
+	// that breaks the rule.
+	for i, c := range body {
+		lone := c == '\r' && (i+1 == len(body) || body[i+1] != '\n')
+		bare := c == '\n' && (i == 0 || body[i-1] != '\r')
+		if lone || bare {
+			off := enc.offset() + i
+			return enc, nil, &Problem{Offset: off, Line: lineOf(src, off),
+				Message: "the file mixes line ends (CRLF and LF, or a lone carriage return); it was left as written (give every line the same end to format it)"}
+		}
+	}
+	enc.crlf = true
+	return enc, []byte(strings.ReplaceAll(string(body), "\r\n", "\n")), nil
+}
+
+// offset is the length of what precedes the body in the file.
+func (e encoding) offset() int {
+	if e.bom {
+		return len(utf8BOM)
+	}
+	return 0
+}
+
+// toBody maps an offset of the file src to its body: past the byte order
+// mark, one byte less for each CR before it.
+func (e encoding) toBody(src []byte, off int) int {
+	off = min(max(off, 0), len(src))
+	b := max(off-e.offset(), 0)
+	if e.crlf {
+		b -= strings.Count(string(src[e.offset():e.offset()+b]), "\r")
+	}
+	return b
+}
+
+// fromBody maps an offset of the body back to the file.
+func (e encoding) fromBody(body []byte, off int) int {
+	off = min(max(off, 0), len(body))
+	o := off + e.offset()
+	if e.crlf {
+		o += strings.Count(string(body[:off]), "\n")
+	}
+	return o
+}
+
+// restore gives formatted body text the file's encoding back.
+func (e encoding) restore(text []byte) []byte {
+	out := string(text)
+	if e.crlf {
+		out = strings.ReplaceAll(out, "\n", "\r\n")
+	}
+	if e.bom {
+		out = utf8BOM + out
+	}
+	return []byte(out)
+}
+
+// formatStable is FormatRange on a body: LF line ends, no byte order mark.
+func formatStable(src []byte, start, end int) (Result, error) {
 	res, err := formatOnce(src, start, end)
 	if err != nil || !res.Changed {
 		return res, err
@@ -85,10 +198,6 @@ func formatOnce(src []byte, start, end int) (Result, error) {
 			off += n
 		}
 		problem(off, "the file is not valid UTF-8; it was left as written")
-		return res, nil
-	}
-	if i := strings.IndexByte(string(src), '\r'); i >= 0 {
-		problem(i, "the file has carriage returns (CRLF line ends); it was left as written")
 		return res, nil
 	}
 	x := source.ScanSQLX(src)

@@ -49,7 +49,10 @@ func TestFormat(t *testing.T) {
 		{name: "broken SQL left alone", in: "select from where\n", problem: "cannot parse"},
 		{name: "unclosed block", in: "config {\n type: \"table\"\nselect 1\n", problem: "never closed"},
 		{name: "not UTF-8", in: "select 'a\xff'\n", problem: "not valid UTF-8"},
-		{name: "CRLF", in: "select 1\r\n", problem: "carriage returns"},
+		{name: "CRLF", in: "select 1\r\n", want: "SELECT\r\n  1\r\n"},
+		{name: "byte order mark", in: "\xef\xbb\xbfselect 1\n", want: "\xef\xbb\xbfSELECT\n  1\n"},
+		{name: "mixed line ends", in: "select 1\r\nfrom t\n", problem: "2: the file mixes line ends"},
+		{name: "lone carriage return", in: "select 1\rfrom t\r\n", problem: "1: the file mixes line ends"},
 		{name: "incremental_where untouched", in: "incremental_where { x>1 }\nselect 1\n", want: "incremental_where { x>1 }\nSELECT\n  1\n"},
 		{name: "already formatted", in: "SELECT\n  1\n"},
 	}
@@ -93,5 +96,93 @@ func TestFormatRange(t *testing.T) {
 	}
 	if want := "pre_operations {\nselect 1\n}\nSELECT\n  2\n"; string(res.Text) != want {
 		t.Errorf("FormatRange =\n%s\nwant\n%s", res.Text, want)
+	}
+}
+
+// TestLineEndsAndBOM: a file with CRLF line ends, a UTF-8 byte order mark
+// or both formats as its LF twin without one does, with its own line ends
+// and mark back, byte for byte; problems are at the same lines and at
+// offsets of the file as given. (Mixed line ends: TestFormat.)
+func TestLineEndsAndBOM(t *testing.T) {
+	const bom = "\xef\xbb\xbf"
+	crlf := func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+	twins := []struct{ name, in string }{
+		{"config and query", "config {\n  type: \"table\",   tags: [\"a\"]\n}\n\nselect a,b from ${ref(\"src\")} where x=1\n"},
+		{"operations blocks", "pre_operations {\ndeclare x int64 default 1;set x=2\n}\nselect x\npost_operations { select 1 }\n"},
+		{"multi-line string", "select '''a\nb''' as s, x from t\n"},
+		{"multi-line placeholder", "select * from ${ref({\n    name: \"x\"\n})} where a=1\n"},
+		{"no final line end", "-- c\nselect 1"},
+		{"broken SQL", "config { type: \"view\" }\nselect from where\n"},
+		{"already formatted", "SELECT\n  1\n"},
+	}
+	variants := []struct {
+		name string
+		enc  func(string) string
+	}{
+		{"CRLF", crlf},
+		{"BOM", func(s string) string { return bom + s }},
+		{"BOM and CRLF", func(s string) string { return bom + crlf(s) }},
+	}
+	for _, tw := range twins {
+		lf, err := Format([]byte(tw.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range variants {
+			t.Run(tw.name+"/"+v.name, func(t *testing.T) {
+				in := v.enc(tw.in)
+				res, err := Format([]byte(in))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := v.enc(string(lf.Text)); string(res.Text) != want {
+					t.Errorf("Format = %q\nwant     %q", res.Text, want)
+				}
+				if res.Changed != lf.Changed || res.Changed != (string(res.Text) != in) {
+					t.Errorf("Changed = %v, LF twin %v", res.Changed, lf.Changed)
+				}
+				if len(res.Problems) != len(lf.Problems) {
+					t.Fatalf("problems %v, LF twin %v", res.Problems, lf.Problems)
+				}
+				for i, p := range res.Problems {
+					q := lf.Problems[i]
+					if p.Line != q.Line || p.Message != q.Message {
+						t.Errorf("problem %v, LF twin %v", p, q)
+					}
+					// The same character, in the file as given.
+					if p.Offset < len(in) && q.Offset < len(tw.in) && in[p.Offset] != tw.in[q.Offset] {
+						t.Errorf("problem offset %d (%q) is not the LF twin's %d (%q)", p.Offset, in[p.Offset], q.Offset, tw.in[q.Offset])
+					}
+					if strings.Contains(p.Message, "Illegal input character") {
+						t.Errorf("the byte order mark reached GoogleSQL: %v", p)
+					}
+				}
+				again, err := Format(res.Text)
+				if err != nil || string(again.Text) != string(res.Text) {
+					t.Errorf("not idempotent: %q → %q", res.Text, again.Text)
+				}
+			})
+		}
+	}
+}
+
+// TestFormatRangeCRLF: the range is in offsets of the file as given (the
+// editor's), carriage returns and byte order mark included.
+func TestFormatRangeCRLF(t *testing.T) {
+	in := "\xef\xbb\xbfpre_operations {\r\nselect 1\r\n}\r\nselect 2\r\n"
+	at := strings.Index(in, "select 2") + 3
+	res, err := FormatRange([]byte(in), at, at+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\xef\xbb\xbfpre_operations {\r\nselect 1\r\n}\r\nSELECT\r\n  2\r\n"; string(res.Text) != want {
+		t.Errorf("FormatRange = %q\nwant %q", res.Text, want)
+	}
+	at = strings.Index(in, "select 1") + 3
+	if res, err = FormatRange([]byte(in), at, at+1); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\xef\xbb\xbfpre_operations {\r\n  SELECT\r\n    1\r\n}\r\nselect 2\r\n"; string(res.Text) != want {
+		t.Errorf("FormatRange = %q\nwant %q", res.Text, want)
 	}
 }

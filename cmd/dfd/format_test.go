@@ -179,3 +179,95 @@ func TestFormatCheckExitCodes(t *testing.T) {
 		t.Errorf("missing path: exit %d, want 2", res.code)
 	}
 }
+
+// A Windows-authored project (every .sqlx with CRLF line ends, one with a
+// UTF-8 byte order mark too) is formatted like its LF twin: `format
+// --check` lists the same files, `format` gives each the LF twin's result
+// with CRLF line ends (and the mark) back, and the project compiles to the
+// graph of the formatted LF twin, up to those line ends.
+func TestFormatCRLFProject(t *testing.T) {
+	for _, src := range []string{
+		filepath.Join(testenv.RepoRoot(), "examples", "clickstream"),
+		filepath.Join(testenv.RepoRoot(), "testdata", "projects", "sqlx_warehouse"),
+	} {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			core := testenv.CoreVersion
+			if ws, err := os.ReadFile(filepath.Join(src, "workflow_settings.yaml")); err == nil && strings.Contains(string(ws), "dataformCoreVersion") {
+				core = ""
+			}
+			lf := testenv.ProjectCopy(t, src, core)
+			win := testenv.ProjectCopy(t, src, core)
+			var files []string // relative to the project
+			err := filepath.WalkDir(filepath.Join(win, "definitions"), func(p string, d os.DirEntry, err error) error {
+				if err != nil || !strings.HasSuffix(p, ".sqlx") {
+					return err
+				}
+				b, err := os.ReadFile(p)
+				if err != nil {
+					return err
+				}
+				rel, _ := filepath.Rel(win, p)
+				text := strings.ReplaceAll(string(b), "\n", "\r\n")
+				if len(files) == 0 {
+					text = bom + text
+				}
+				files = append(files, rel)
+				return os.WriteFile(p, []byte(text), 0o644)
+			})
+			if err != nil || len(files) < 2 {
+				t.Fatalf("making the CRLF copy: %v (%d files)", err, len(files))
+			}
+			listed := func(dir string, out []byte) string {
+				return strings.ReplaceAll(string(out), dir, "<dir>")
+			}
+			lfCheck := runDFD(t, "format", "--check", "--quiet", lf)
+			winCheck := runDFD(t, "format", "--check", "--quiet", win)
+			if winCheck.code != lfCheck.code || listed(win, winCheck.stdout) != listed(lf, lfCheck.stdout) {
+				t.Fatalf("--check on CRLF: exit %d\n%s\non LF: exit %d\n%s", winCheck.code, winCheck.stdout, lfCheck.code, lfCheck.stdout)
+			}
+			if lfCheck.code != 1 {
+				t.Fatalf("the fixture has nothing to format (exit %d): the test would prove nothing", lfCheck.code)
+			}
+			for _, dir := range []string{lf, win} {
+				if res := runDFD(t, "format", "--quiet", dir); res.code != 0 {
+					t.Fatalf("dfd format %s: exit %d\n%s", dir, res.code, res.stderr)
+				}
+			}
+			for i, rel := range files {
+				want, err := os.ReadFile(filepath.Join(lf, rel))
+				if err != nil {
+					t.Fatal(err)
+				}
+				w := strings.ReplaceAll(string(want), "\n", "\r\n")
+				if i == 0 {
+					w = bom + w
+				}
+				if got, _ := os.ReadFile(filepath.Join(win, rel)); string(got) != w {
+					t.Errorf("%s: formatted CRLF file is not the LF twin's with CRLF:\n%q\nwant\n%q", rel, got, w)
+				}
+			}
+			if again := runDFD(t, "format", "--check", "--quiet", win); again.code != 0 {
+				t.Errorf("format --check after format: exit %d\n%s", again.code, again.stdout)
+			}
+			a, b := runDFD(t, "compile", lf, "--json"), runDFD(t, "compile", win, "--json")
+			if a.code != 0 || b.code != 0 {
+				t.Fatalf("compile: LF exit %d %s; CRLF exit %d %s", a.code, a.stderr, b.code, b.stderr)
+			}
+			// Up to line ends (JSON spells a CR \r), the byte order mark
+			// (part of the file: the compile keeps it at the start of that
+			// file's query; format only has to keep it) and the project's
+			// path.
+			norm := func(dir string, out []byte) string {
+				s := strings.ReplaceAll(string(out), `\r\n`, `\n`)
+				s = strings.Replace(s, bom, "", 1)
+				return strings.ReplaceAll(s, dir, "<dir>")
+			}
+			if na, nb := norm(lf, a.stdout), norm(win, b.stdout); na != nb {
+				t.Errorf("graphs differ:\n%s", lineDiff(na, nb))
+			}
+		})
+	}
+}
+
+// bom is the UTF-8 byte order mark.
+const bom = "\xef\xbb\xbf"
