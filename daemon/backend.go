@@ -18,6 +18,7 @@ import (
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/gsql"
+	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"
@@ -245,7 +246,7 @@ type graphHandle struct {
 func (op *openProject) Compile(ctx context.Context, req workspace.CompileRequest) (*workspace.CompileResult, error) {
 	b := op.b
 	root := op.p.Root
-	paths, err := op.p.FilePaths()
+	paths, skipped, err := op.p.ListFiles()
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +266,7 @@ func (op *openProject) Compile(ctx context.Context, req workspace.CompileRequest
 	read := reader(root, req.Overlays)
 	diags := mapErrors(root, op.p.SettingsFile, res.Errors(), read, res.Graph)
 	diags = append(diags, jitFreeNameDiagnostics(root, res.Graph, paths, read)...)
+	diags = append(diags, skippedDiagnostics(root, skipped)...)
 	return &workspace.CompileResult{
 		CoreVersion: op.core.Version,
 		Actions:     actionsOf(res.Graph),
@@ -272,6 +274,24 @@ func (op *openProject) Compile(ctx context.Context, req workspace.CompileRequest
 		Graph:       &graphHandle{graph: res.Graph, wire: res.GraphWire, overlays: req.Overlays, errors: len(res.Errors())},
 		Elapsed:     time.Since(start),
 	}, nil
+}
+
+// skippedDiagnostics: a warning on each project file the compile left out
+// because it is not a regular file (a named pipe, a socket, a device:
+// project.ListFiles). The editor lists it under the file's name in its
+// problems view; the file itself cannot be opened in an editor anyway.
+func skippedDiagnostics(root string, skipped []project.SkippedFile) []workspace.Diagnostic {
+	var out []workspace.Diagnostic
+	for _, f := range skipped {
+		out = append(out, workspace.Diagnostic{
+			Path:     filepath.Join(root, filepath.FromSlash(f.Path)),
+			Severity: workspace.SeverityWarning,
+			Message:  f.Reason() + "; not compiled",
+			Source:   "dfd",
+			Code:     "not-regular-file",
+		})
+	}
+	return out
 }
 
 // reader reads project files as the compile saw them: an open buffer,
@@ -285,7 +305,7 @@ func reader(root string, overlays map[string][]byte) fileReader {
 		if rel == "" || rel == "." || strings.HasPrefix(rel, "../") {
 			return nil, false
 		}
-		t, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		t, err := regfile.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
 		return t, err == nil
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dfdtools/dfd/internal/regfile"
 )
 
 // Files gives the engine read access to one project's files. Names are
@@ -43,7 +45,9 @@ func OpenDir(dir string) (*DirFiles, error) {
 func (d *DirFiles) Close() error { return d.root.Close() }
 
 func (d *DirFiles) ReadFile(name string) ([]byte, error) {
-	b, err := d.root.ReadFile(name)
+	// Only regular files: a named pipe would block the compile in open(2),
+	// where no deadline reaches it (package regfile).
+	b, err := regfile.ReadFileIn(d.root, name)
 	return b, d.wrap(name, err)
 }
 

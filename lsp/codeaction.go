@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"time"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/workspace"
 )
 
@@ -180,7 +180,7 @@ func (s *Server) dataOf(path string, diag protocol.Diagnostic) *diagData {
 
 // sameAsDisk reports whether the open buffer of f holds what is on disk.
 func (s *Server) sameAsDisk(f *fileCtx) bool {
-	b, err := os.ReadFile(f.path)
+	b, err := regfile.ReadFile(f.path)
 	return err == nil && bytes.Equal(b, f.text)
 }
 

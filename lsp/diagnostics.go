@@ -1,7 +1,6 @@
 package lsp
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -9,6 +8,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/workspace"
 )
@@ -121,7 +121,7 @@ func (s *Server) convertDiagnostics(snap *workspace.Snapshot, ds []workspace.Dia
 		var m *source.Mapper
 		if rel, ok := workspace.RelSlash(snap.Root, path); ok && snap.Docs[rel] != nil {
 			m = snap.Docs[rel].Lines()
-		} else if b, err := os.ReadFile(path); err == nil {
+		} else if b, err := regfile.ReadFile(path); err == nil {
 			m = source.NewMapper(b)
 		}
 		mappers[path] = m

@@ -3,10 +3,10 @@ package lsp
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/workspace"
 )
@@ -54,7 +54,7 @@ func (s *Server) mapperFor(path string) *source.Mapper {
 	if d := s.ws.Document(path); d != nil {
 		return d.Lines()
 	}
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return nil
 	}

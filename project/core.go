@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/dfdtools/dfd/internal/regfile"
 )
 
 // Errors returned (wrapped) by CoreResolver.Resolve; test with errors.Is.
@@ -331,7 +333,7 @@ func loadCore(dir string) (*Core, error) {
 	} else if info.IsDir() {
 		return nil, fmt.Errorf("%s is a directory", bundle)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	data, err := regfile.ReadFile(filepath.Join(dir, "package.json"))
 	if err != nil {
 		return nil, fmt.Errorf("read @dataform/core version: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+
+	"github.com/dfdtools/dfd/internal/regfile"
 )
 
 // FilePaths returns the project files the official CLI hands to
@@ -38,16 +40,42 @@ import (
 //   - Unreadable directories are silently skipped.
 //   - On macOS and Windows glob matches case-insensitively by default, so
 //     there "NODE_MODULES" is excluded in the first segment too.
+//
+// One departure: named pipes, sockets and devices (and symbolic links to
+// them) are left out, though glob lists them. Reading a named pipe blocks
+// until something writes to it, so core's require of definitions/p.sqlx
+// would hang the compile where no deadline reaches; the official CLI hangs
+// on such a project. ListFiles says which files were left out.
 func (p *Project) FilePaths() ([]string, error) {
+	paths, _, err := p.ListFiles()
+	return paths, err
+}
+
+// SkippedFile is a file that FilePaths leaves out because dfd reads only
+// regular files.
+type SkippedFile struct {
+	Path string // slash-separated, relative to Root
+	Kind string // "named pipe", "socket", "character device", …
+}
+
+// Reason is why the file was left out, without its name: "not a regular
+// file (named pipe); dfd reads only regular files".
+func (s SkippedFile) Reason() string { return regfile.Reason(s.Kind) }
+
+func (s SkippedFile) String() string { return s.Path + ": " + s.Reason() }
+
+// ListFiles is FilePaths and the files it leaves out (sorted), for a
+// caller that reports them.
+func (p *Project) ListFiles() (paths []string, skipped []SkippedFile, err error) {
 	return globFilePaths(p.Root)
 }
 
-func globFilePaths(root string) ([]string, error) {
+func globFilePaths(root string) ([]string, []SkippedFile, error) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
-		return nil, fmt.Errorf("list project files: %w", err)
+		return nil, nil, fmt.Errorf("list project files: %w", err)
 	}
-	var out []string
+	var w walk
 	for _, e := range entries {
 		name := e.Name()
 		if isDotName(name) || isNodeModules(name) {
@@ -56,19 +84,45 @@ func globFilePaths(root string) ([]string, error) {
 		// Only directories (or links that may point to one) can hold
 		// matches; readdir on anything else fails and glob ignores it.
 		if e.IsDir() || e.Type()&os.ModeSymlink != 0 {
-			out = crawl(filepath.Join(root, name), name, out)
+			w.crawl(filepath.Join(root, name), name)
 		}
 	}
-	sort.Strings(out)
-	return out, nil
+	sort.Strings(w.out)
+	sort.Slice(w.skipped, func(i, j int) bool { return w.skipped[i].Path < w.skipped[j].Path })
+	return w.out, w.skipped, nil
+}
+
+// walk collects the matches of a crawl.
+type walk struct {
+	out     []string
+	skipped []SkippedFile
+}
+
+// match adds the matching entry e, at dir/name, reachable as rel, unless it
+// is a named pipe, a socket or a device, or a symbolic link to one. The
+// entry's type answers without a system call for all but symbolic links,
+// which are few; a link that cannot be followed stays (glob lists it, and
+// reading it fails at once).
+func (w *walk) match(dir string, e os.DirEntry, rel string) {
+	m := e.Type()
+	if m&os.ModeSymlink != 0 {
+		if fi, err := os.Stat(filepath.Join(dir, e.Name())); err == nil {
+			m = fi.Mode()
+		}
+	}
+	if k := regfile.Kind(m); k != "" {
+		w.skipped = append(w.skipped, SkippedFile{Path: rel, Kind: k})
+		return
+	}
+	w.out = append(w.out, rel)
 }
 
 // crawl is "**/*.*" in dir, which is reachable as rel. Errors reading a
 // directory are ignored, as glob does.
-func crawl(dir, rel string, out []string) []string {
+func (w *walk) crawl(dir, rel string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return out
+		return
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -77,32 +131,30 @@ func crawl(dir, rel string, out []string) []string {
 		}
 		childRel := path.Join(rel, name)
 		if matchesStarDotStar(name) {
-			out = append(out, childRel)
+			w.match(dir, e, childRel)
 		}
 		switch {
 		case e.IsDir():
-			out = crawl(filepath.Join(dir, name), childRel, out)
+			w.crawl(filepath.Join(dir, name), childRel)
 		case e.Type()&os.ModeSymlink != 0:
-			out = directMatches(filepath.Join(dir, name), childRel, out)
+			w.directMatches(filepath.Join(dir, name), childRel)
 		}
 	}
-	return out
 }
 
 // directMatches lists the children of a symlinked directory that match
 // "*.*" without descending further: glob's globstar does not traverse a
 // symlink it meets, it only lets the rest of the pattern match inside it.
-func directMatches(dir, rel string, out []string) []string {
+func (w *walk) directMatches(dir, rel string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return out
+		return
 	}
 	for _, e := range entries {
 		if matchesStarDotStar(e.Name()) {
-			out = append(out, path.Join(rel, e.Name()))
+			w.match(dir, e, path.Join(rel, e.Name()))
 		}
 	}
-	return out
 }
 
 // matchesStarDotStar is minimatch's "*.*" with dot:false.

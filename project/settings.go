@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/dfdtools/dfd/internal/regfile"
 )
 
 // SettingsError is a settings file that cannot be parsed. It carries a
@@ -67,7 +68,7 @@ func ParseSettings(path string, data []byte) (Settings, error) {
 }
 
 func readWorkflowSettings(path string) (Settings, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path)
 	if err != nil {
 		return Settings{}, fmt.Errorf("read settings: %w", err)
 	}
@@ -89,7 +90,7 @@ func parseWorkflowSettings(path string, data []byte) (Settings, error) {
 }
 
 func readDataformJSON(path string) (Settings, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path)
 	if err != nil {
 		return Settings{}, fmt.Errorf("read settings: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/source"
 )
 
@@ -174,7 +175,7 @@ func (ds *documents) readFile(path string) ([]byte, error) {
 	if d := ds.get(path); d != nil {
 		return d.Text, nil
 	}
-	return os.ReadFile(path)
+	return regfile.ReadFile(path)
 }
 
 // diskViews are files read from disk as Documents (version 0), kept while
@@ -205,7 +206,7 @@ func (v *diskViews) get(path string) (*Document, error) {
 	if e != nil && e.size == fi.Size() && e.modTime.Equal(fi.ModTime()) {
 		return e.doc, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

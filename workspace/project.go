@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/project"
 )
 
@@ -678,7 +679,7 @@ func savedSettingsDiagnostics(se *project.SettingsError, docs map[string]*Docume
 	if d == nil {
 		return settingsErrorDiagnostics(se)
 	}
-	if saved, err := os.ReadFile(se.File); err != nil || string(saved) == string(d.Text) {
+	if saved, err := regfile.ReadFile(se.File); err != nil || string(saved) == string(d.Text) {
 		return settingsErrorDiagnostics(se)
 	}
 	_, berr := project.ParseSettings(se.File, d.Text)
@@ -731,7 +732,7 @@ func compilerFailureDiagnostics(root string, err error, docs map[string]*Documen
 	if d := docs[project.WorkflowSettingsFile]; d != nil {
 		text = d.Text
 	} else {
-		text, _ = os.ReadFile(filepath.Join(root, project.WorkflowSettingsFile))
+		text, _ = regfile.ReadFile(filepath.Join(root, project.WorkflowSettingsFile))
 	}
 	if se, ok := project.CoreSettingsError(root, err.Error(), text); ok {
 		return settingsErrorDiagnostics(se)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/settings"
 )
@@ -249,7 +249,7 @@ func (s *Session) OpenDocument(d *Document) {
 	if p == nil {
 		return
 	}
-	if onDisk, err := os.ReadFile(d.Path); err == nil && bytes.Equal(onDisk, d.Text) && p.Latest() != nil {
+	if onDisk, err := regfile.ReadFile(d.Path); err == nil && bytes.Equal(onDisk, d.Text) && p.Latest() != nil {
 		p.recheck()
 		return
 	}
@@ -299,7 +299,7 @@ func (s *Session) CloseDocument(path string) {
 	if d == nil {
 		return
 	}
-	if onDisk, err := os.ReadFile(path); err == nil && bytes.Equal(onDisk, d.Text) {
+	if onDisk, err := regfile.ReadFile(path); err == nil && bytes.Equal(onDisk, d.Text) {
 		return
 	}
 	if p := s.ProjectFor(path); p != nil {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/dfdtools/dfd/adapters/policy"
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/gsql"
+	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 	"github.com/dfdtools/dfd/sqlcheck"
@@ -126,7 +126,7 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 
 	opts := sqlcheck.Options{
 		Read: func(rel string) ([]byte, bool) {
-			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+			b, err := regfile.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 			return b, err == nil
 		},
 		MetadataTimeout: 60 * time.Second, // CI: wait for BigQuery rather than skip

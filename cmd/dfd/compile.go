@@ -237,15 +237,20 @@ func resolveCore(ctx context.Context, env *cmdEnv, p *project.Project) (*project
 // compileWith compiles p with core on the engine named by --engine, and
 // says which engine that was.
 func compileWith(ctx context.Context, env *cmdEnv, p *project.Project, core *project.Core, opts compile.Options, engineName string) (*compile.Result, string, error) {
+	if opts.FilePaths == nil {
+		// Listed once, here, for every engine: the compile uses this list,
+		// and the files it leaves out are said on stderr (never on stdout,
+		// whose --json graph stays the CLI's).
+		paths, skipped, err := p.ListFiles()
+		if err != nil {
+			return nil, engineName, fmt.Errorf("listing project files: %w", err)
+		}
+		warnSkipped(env, skipped)
+		opts.FilePaths = paths
+	}
 	auto := engineName == engineAuto
 	if auto {
 		engineName = engineGoja
-		if opts.FilePaths == nil {
-			// Listed once: the compile below uses the same list.
-			if paths, err := p.FilePaths(); err == nil {
-				opts.FilePaths = paths
-			}
-		}
 		if opts.FilePaths != nil && daemon.PreferNode(p.Root, opts.FilePaths, core.BundlePath, daemon.DefaultNodeMinFiles) && nodeworker.Available() {
 			engineName = engineNode
 		}
@@ -266,6 +271,14 @@ func compileWith(ctx context.Context, env *cmdEnv, p *project.Project, core *pro
 		daemon.RecordGojaCompile(p.Root, time.Since(start))
 	}
 	return res, engineName, err
+}
+
+// warnSkipped says on stderr which project files are not compiled because
+// they are not regular files (project.ListFiles).
+func warnSkipped(env *cmdEnv, skipped []project.SkippedFile) {
+	for _, f := range skipped {
+		fmt.Fprintf(env.stderr, "dfd: warning: %s; skipped\n", f)
+	}
 }
 
 // compileWithNode compiles p on one Node.js worker (package jit/nodeworker)

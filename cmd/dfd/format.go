@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/sqlxfmt"
 )
 
@@ -46,17 +47,20 @@ func runFormat(ctx context.Context, env *cmdEnv, args []string) int {
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	files, err := sqlxFiles(paths)
+	files, skipped, err := sqlxFiles(paths)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dfd format: %v\n", err)
 		return 2
+	}
+	for _, err := range skipped {
+		fmt.Fprintf(env.stderr, "dfd format: warning: %v; skipped\n", err)
 	}
 	code, changed := 0, 0
 	for _, f := range files {
 		if ctx.Err() != nil {
 			return 2
 		}
-		src, err := os.ReadFile(f)
+		src, err := regfile.ReadFile(f) // a named pipe given by name would block os.ReadFile
 		if err != nil {
 			fmt.Fprintf(env.stderr, "dfd format: %v\n", err)
 			code = 2
@@ -98,8 +102,12 @@ func runFormat(ctx context.Context, env *cmdEnv, args []string) int {
 
 // sqlxFiles are the .sqlx files of paths: files as given (whatever their
 // extension: the user named them), directories walked, sorted and
-// without duplicates.
-func sqlxFiles(paths []string) ([]string, error) {
+// without duplicates. Walked .sqlx names that are named pipes, sockets or
+// devices (or symbolic links to one) are not formatted: skipped says
+// which, to be reported (dfd reads only regular files). Symbolic links to
+// regular files are not followed either, as before: formatting replaces a
+// file, which would turn the link into a copy.
+func sqlxFiles(paths []string) (files []string, skipped []error, err error) {
 	seen := map[string]bool{}
 	var out []string
 	add := func(p string) {
@@ -111,7 +119,7 @@ func sqlxFiles(paths []string) ([]string, error) {
 	for _, root := range paths {
 		info, err := os.Stat(root)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !info.IsDir() {
 			add(filepath.Clean(root))
@@ -127,17 +135,28 @@ func sqlxFiles(paths []string) ([]string, error) {
 				}
 				return nil
 			}
-			if strings.HasSuffix(p, ".sqlx") && d.Type().IsRegular() {
+			if !strings.HasSuffix(p, ".sqlx") {
+				return nil
+			}
+			if d.Type().IsRegular() {
 				add(p)
+				return nil
+			}
+			fi, err := os.Stat(p) // follows a link; the entry's type says the rest
+			if err != nil {
+				return nil // a broken link: nothing to format
+			}
+			if err := regfile.Check(p, fi); err != nil {
+				skipped = append(skipped, err)
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", root, err)
+			return nil, nil, fmt.Errorf("reading %s: %w", root, err)
 		}
 	}
 	sort.Strings(out)
-	return out, nil
+	return out, skipped, nil
 }
 
 // writeKeepingMode replaces a file's content through a temporary file in

@@ -7,13 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/gsql"
+	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/sqlcheck"
 )
@@ -122,7 +122,7 @@ func runLineage(ctx context.Context, env *cmdEnv, args []string) int {
 
 	opts := sqlcheck.Options{
 		Read: func(rel string) ([]byte, bool) {
-			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+			b, err := regfile.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 			return b, err == nil
 		},
 		MetadataTimeout: 60 * time.Second,

@@ -22,8 +22,8 @@ var rules = map[string][]string{
 	"source/highlight": {"source"}, // semantic tokens' lexers: no BigQuery analyzer, no LSP
 	"settings":         nil,
 	"gsql":             nil,
-	"project":          nil,
-	"engine":           {"source"}, // the CLI's require extensions (source.RequireExtensions)
+	"project":          {"internal/regfile"},
+	"engine":           {"source", "internal/regfile"}, // the CLI's require extensions (source.RequireExtensions)
 
 	"protos":            nil, // go generate only
 	"protos/dataformpb": nil,
@@ -48,10 +48,10 @@ var rules = map[string][]string{
 
 	"sqlcheck":  {"gsql", "source", "adapters", "protos/dataformpb"},
 	"sqlxfmt":   {"gsql", "source"}, // dfd format: GoogleSQL's formatter on SQLX's SQL parts
-	"workspace": {"source", "project", "settings"},
-	"lsp":       {"workspace", "source", "source/highlight", "settings"},
+	"workspace": {"source", "project", "settings", "internal/regfile"},
+	"lsp":       {"workspace", "source", "source/highlight", "settings", "internal/regfile"},
 
-	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "sqlcheck", "sqlxfmt", "project", "protos/dataformpb"},
+	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "sqlcheck", "sqlxfmt", "project", "protos/dataformpb", "internal/regfile"},
 	"cmd/...": {"..."},
 
 	// heapwatch ships (the compiler and workers watch their heap with it);
@@ -59,6 +59,7 @@ var rules = map[string][]string{
 	// may import it (none lists it).
 	"docs":                 nil, // Markdown, and the test of its links
 	"internal/heapwatch":   nil,
+	"internal/regfile":     nil, // reads only regular files (no FIFO, socket or device)
 	"internal/layers":      nil,
 	"internal/testkit/...": {"..."},
 	"bench/...":            {"..."},

@@ -529,13 +529,42 @@ class ProjectFiles {
     if (buf === undefined) {
       const k = this.look(rel);
       if (typeof k === "string") throw new Error(k);
-      try {
-        buf = fs.readFileSync(this.abs(rel));
-      } catch (e) {
-        throw new Error(`open ${rel}: ${e.code === "EISDIR" ? "is a directory" : e.code === "ENOENT" ? "no such file or directory" : e.message}`);
-      }
+      buf = readRegular(this.abs(rel), rel);
     }
     return buf;
+  }
+}
+
+// specialKind names a Stats that is not a regular file or a directory, as
+// Go's regfile.Kind does; "" otherwise.
+function specialKind(st) {
+  if (st.isFIFO()) return "named pipe";
+  if (st.isSocket()) return "socket";
+  if (st.isCharacterDevice()) return "character device";
+  if (st.isBlockDevice()) return "device";
+  return "";
+}
+
+// readRegular reads abs only if it is a regular file (Go's regfile): a
+// named pipe would block readFileSync, and this thread with it, until
+// something writes to it, where no deadline reaches. stat before opening
+// keeps devices unopened; O_NONBLOCK makes opening a pipe return at once;
+// fstat on the descriptor refuses a file swapped for one in between.
+function readRegular(abs, rel) {
+  const refuse = (kind) => new Error(`${rel}: not a regular file (${kind}); dfd reads only regular files`);
+  let fd;
+  try {
+    const kind = specialKind(fs.statSync(abs));
+    if (kind) throw refuse(kind);
+    fd = fs.openSync(abs, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    const k2 = specialKind(fs.fstatSync(fd));
+    if (k2) throw refuse(k2);
+    return fs.readFileSync(fd);
+  } catch (e) {
+    if (!e.code) throw e;
+    throw new Error(`open ${rel}: ${e.code === "EISDIR" ? "is a directory" : e.code === "ENOENT" ? "no such file or directory" : e.message}`);
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
   }
 }
 
