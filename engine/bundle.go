@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/dop251/goja"
+
+	"github.com/dfdtools/dfd/internal/regfile"
 )
 
 // Bundle is @dataform/core's bundle.js, compiled once and shared by every
@@ -96,7 +98,7 @@ func LoadBundleNotify(path, version string, compiling func(digest string)) (*Bun
 	bundles.mu.Unlock()
 	var src []byte
 	if !known || !strings.HasPrefix(key, version+":") {
-		if src, err = os.ReadFile(path); err != nil {
+		if src, err = regfile.ReadFile(path); err != nil {
 			return nil, fmt.Errorf("loading @dataform/core: %w", err)
 		}
 		key = contentKey(version, src)
@@ -127,7 +129,7 @@ func LoadBundleNotify(path, version string, compiling func(digest string)) (*Bun
 		if src == nil {
 			// Known by its stat, but evicted or first asked for by
 			// another path with the same stat key: read it now.
-			if src, e.err = os.ReadFile(path); e.err != nil {
+			if src, e.err = regfile.ReadFile(path); e.err != nil {
 				e.err = fmt.Errorf("loading @dataform/core: %w", e.err)
 				return
 			}
@@ -154,7 +156,7 @@ func LoadBundleNotify(path, version string, compiling func(digest string)) (*Bun
 // work with a JavaScript fallback to Go: SQLX (sqlx.go) and protobufjs's
 // UTF-8 encoder (utf8write.go).
 func compileBundleNatives(path, version string, natives bool) (*Bundle, error) {
-	src, err := os.ReadFile(path)
+	src, err := regfile.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("loading @dataform/core: %w", err)
 	}

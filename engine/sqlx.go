@@ -3,11 +3,12 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dfdtools/dfd/internal/regfile"
 )
 
 // SQLX in Go.
@@ -167,7 +168,7 @@ const (
 // patches will do: the lexer's states are checked only at run time, and
 // every published 3.0.x core passes.
 func SQLXSupport(path string) SQLXLevel {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return SQLXInCore
 	}

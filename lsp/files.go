@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/workspace"
 )
@@ -152,7 +153,7 @@ func resolveRequire(root, from, spec string, exists func(path string) bool) (str
 		if !isDir(p) {
 			return "", false
 		}
-		if b, err := os.ReadFile(filepath.Join(p, "package.json")); err == nil {
+		if b, err := regfile.ReadFile(filepath.Join(p, "package.json")); err == nil {
 			var pkg struct {
 				Main string `json:"main"`
 			}
