@@ -110,9 +110,11 @@ func startWorker(ctx context.Context, cfg workerConfig) (*hostWorker, error) {
 		defer stderrR.Close()
 		w.stderr.copy(stderrR)
 	}()
+	live.add(w)
 	go func() {
 		defer w.wg.Done()
 		defer close(w.exited)
+		defer live.remove(w)
 		_ = cmd.Wait()
 	}()
 	go func() {
@@ -126,6 +128,41 @@ func startWorker(ctx context.Context, cfg workerConfig) (*hostWorker, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// live is every worker process started and not yet reaped, for
+// KillWorkers.
+var live = liveWorkers{m: map[*hostWorker]struct{}{}}
+
+type liveWorkers struct {
+	mu sync.Mutex // guards m
+	m  map[*hostWorker]struct{}
+}
+
+func (l *liveWorkers) add(w *hostWorker) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.m[w] = struct{}{}
+}
+
+func (l *liveWorkers) remove(w *hostWorker) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, w)
+}
+
+// KillWorkers kills at once every worker process this process started
+// (each one's whole process group) and returns without waiting for them.
+// It is for a process about to exit without closing its pools: dfd's
+// forced exit after a signal (cmd/dfd). On Linux the workers would die
+// with it anyway (Pdeathsig); elsewhere nothing else would end them.
+func KillWorkers() {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	for w := range live.m {
+		killGroup(w.pid)
+		_ = w.cmd.Process.Kill()
+	}
 }
 
 func closeAll(files ...*os.File) {

@@ -12,8 +12,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/jit"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -48,10 +50,81 @@ func commands() []command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := exitOnSignal(cancel, signalGrace, func(code int) {
+		jit.KillWorkers()
+		os.Exit(code)
+	})
 	env := &cmdEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
-	os.Exit(run(ctx, env, os.Args[1:]))
+	code := run(ctx, env, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// signalGrace is how long a command has, after SIGINT or SIGTERM, to
+// return by itself before the process exits anyway. A command that
+// watches its context returns in tens of milliseconds (workers stopped
+// included); 750 ms leaves room for that on a loaded machine and still
+// ends the process within the second dfd promises.
+const signalGrace = 750 * time.Millisecond
+
+// exitOnSignal makes SIGINT and SIGTERM end the process within grace,
+// whatever the command is doing.
+//
+// The first signal cancels the command's context (cancel): every command
+// watches it between steps, stops its workers and returns with its own
+// status (`dfd compile --watch` returns 1, as the CLI does). But a command
+// may be blocked where no context reaches: in a system call (a read from a
+// terminal, a named pipe, a hung network file system), in JavaScript that
+// does not return. So if the command has not returned grace after the
+// signal, or at a second signal, exit is called with the shell's status
+// for death by that signal, 128+n: 130 for SIGINT, 143 for SIGTERM.
+// main's exit first kills the worker processes the command started
+// (jit.KillWorkers: on Linux they would die with dfd through Pdeathsig;
+// elsewhere nothing else ends them). Deferred cleanups of the command do
+// not run then; what dfd writes survives that (the metadata cache is
+// crash-safe, files are replaced by rename).
+//
+// The returned stop ends the watch: call it once the command returned,
+// so a late signal cannot race its exit status.
+func exitOnSignal(cancel context.CancelFunc, grace time.Duration, exit func(code int)) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var sig os.Signal
+		select {
+		case sig = <-sigs:
+		case <-done:
+			return
+		}
+		cancel()
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-sigs:
+		case <-done:
+			return
+		}
+		exit(signalStatus(sig))
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+		<-finished
+	}
+}
+
+// signalStatus is the exit status of a process ended by sig, as a shell
+// reports it: 128 + the signal's number.
+func signalStatus(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
 }
 
 func run(ctx context.Context, env *cmdEnv, args []string) int {
