@@ -102,6 +102,9 @@ type Catalog struct {
 	uses      *usesRequest
 	usesOut   *ColumnUses
 	outputOut *OutputItem // OutputItem's (outputitem.go)
+	// depth counts the Analyze calls under way: more than one when a
+	// script's parts are analysed one by one.
+	depth int
 }
 
 // analyzerBase is what every catalog shares: the language, the analyzer
@@ -396,6 +399,10 @@ const (
 	UnknownTable    ErrorKind = "unknown-table"
 	UnknownFunction ErrorKind = "unknown-function"
 	TypeMismatch    ErrorKind = "type-mismatch"
+	// SyntaxError is a statement GoogleSQL's parser rejects, of no kind
+	// BigQuery runs and GoogleSQL lacks (syntax.go): BigQuery's parser is
+	// GoogleSQL's, so it rejects it too.
+	SyntaxError ErrorKind = "sql-syntax"
 	// OtherError is a rule of BigQuery's that GoogleSQL applies the same
 	// way (an ambiguous column, a column neither grouped nor aggregated):
 	// a warning.
@@ -409,7 +416,7 @@ const (
 // would report too.
 func (k ErrorKind) Certain() bool {
 	switch k {
-	case UnknownColumn, UnknownTable, UnknownFunction, TypeMismatch:
+	case UnknownColumn, UnknownTable, UnknownFunction, TypeMismatch, SyntaxError:
 		return true
 	}
 	return false
@@ -438,8 +445,8 @@ type Analysis struct {
 	// Columns is the output schema of a query.
 	Columns []Column
 	// Skipped says why the statement was not analysed (no problem is
-	// then certain): a table it reads has no schema, it is not one
-	// statement, GoogleSQL cannot parse what BigQuery may accept.
+	// then certain): a table it reads has no schema, it is a kind of
+	// statement BigQuery runs and GoogleSQL's parser does not know.
 	Skipped string
 	// Unknown are the tables the statement reads that have no schema.
 	Unknown []string
@@ -489,9 +496,11 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 			return Analysis{}, c.register(hash, d)
 		}
 	}
-	// Parse first: a statement GoogleSQL cannot parse, or several, is
-	// not something the analyzer is sure about (BigQuery may accept
-	// syntax GoogleSQL's open-source parser lacks).
+	// Parse first: a statement GoogleSQL cannot parse is a syntax error
+	// (syntax.go), unless it is of a kind BigQuery runs and GoogleSQL
+	// lacks.
+	c.depth++
+	defer func() { c.depth-- }()
 	st, why, err := c.reads(stmt)
 	if err != nil {
 		return Analysis{}, err
@@ -501,6 +510,9 @@ func (c *Catalog) Analyze(ctx context.Context, stmt string) (an Analysis, err er
 	}
 	if why != "" {
 		return Analysis{Skipped: why}, nil
+	}
+	if st.syntax != nil {
+		return Analysis{Problem: st.syntax}, nil
 	}
 	if st.script != nil {
 		return c.analyzeScript(ctx, stmt, st.script)
@@ -964,10 +976,12 @@ type parsedStatement struct {
 	// without parsing it again; out owns it.
 	node googlesql.ASTStatementNode
 	out  *googlesql.ParserOutput
+	// syntax is GoogleSQL's parse error, when it is certain (syntax.go).
+	syntax *Problem
 }
 
 // reads parses stmt; why is set when stmt is not one statement GoogleSQL
-// parses.
+// parses and dfd analyses, st.syntax when it is a syntax error.
 func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error) {
 	e, err := theEngine()
 	if err != nil {
@@ -975,7 +989,18 @@ func (c *Catalog) reads(stmt string) (st parsedStatement, why string, err error)
 	}
 	out, perr := e.parse(stmt)
 	if perr != nil {
-		return st, "GoogleSQL cannot parse it (" + firstLine(perr.Error()) + "); BigQuery may", nil
+		p, why := syntaxProblem(stmt, perr)
+		if why != "" {
+			return st, why, nil
+		}
+		if c.depth > 1 {
+			// A part of a script that GoogleSQL parsed whole, which dfd
+			// cut out (a body, a condition): a parse error of the part
+			// is dfd's doing, not the SQL's.
+			return st, "GoogleSQL cannot parse a part of it on its own (" + p.Message + ")", nil
+		}
+		st.syntax = p
+		return st, "", nil
 	}
 	script, err := out.Script()
 	if err != nil {

@@ -107,7 +107,7 @@ func TestAnalyzeSkipsWhatItCannotKnow(t *testing.T) {
 		{"SELECT x FROM `proj.sales.unknown`", "reads proj.sales.unknown"},
 		{"SELECT x FROM `proj.sales.unknown` JOIN `proj.sales.orders` USING (order_id)", "reads proj.sales.unknown"},
 		{"SELECT * FROM `proj.sales.INFORMATION_SCHEMA.TABLES`", "INFORMATION_SCHEMA"},
-		{"SELECT 1 FROM", "cannot parse"},
+		{"ALTER PROJECT proj SET OPTIONS (`region-us.default_time_zone` = 'UTC')", "GoogleSQL does not know ALTER PROJECT statements yet"},
 		{"SET x = 2", "which its script did not declare"},
 		{"SET (x, y) = (1, 2)", "scripting statement (SET)"},
 		{"SELECT CONTAINS_SUBSTR(status, 'a') FROM `proj.sales.orders`", "BigQuery function GoogleSQL's analyzer lacks"},

@@ -172,8 +172,10 @@ func TestFalseAlarmsOnValidBigQuery(t *testing.T) {
 // skipClass groups Analysis.Skipped reasons for the report.
 func skipClass(why string) string {
 	switch {
-	case strings.HasPrefix(why, "GoogleSQL cannot parse it"):
-		return "GoogleSQL cannot parse it"
+	case strings.HasPrefix(why, "GoogleSQL does not know "):
+		return strings.TrimSuffix(why, "; not analysed")
+	case strings.HasSuffix(why, "; not analysed"):
+		return "GoogleSQL's parser doubts it: " + strings.TrimSuffix(why, "; not analysed")
 	case strings.HasPrefix(why, "GoogleSQL's analyzer does not take it"):
 		msg := strings.TrimPrefix(why, "GoogleSQL's analyzer does not take it (")
 		if i := strings.IndexAny(msg, ":("); i > 0 {
