@@ -7,13 +7,14 @@
 // exist yet. Findings are placed on the .sqlx / .js source where the text
 // came from (positions.go).
 //
-// No false alarms: a statement is analysed only when every table it reads
-// has a schema (else it is skipped, with a hint naming the tables), when
-// GoogleSQL parses it as one statement (BigQuery may accept syntax GoogleSQL
-// lacks: a parse failure is never reported), and only the analyzer's
-// certain findings are errors — unknown columns, tables, functions and type
-// mismatches; rules BigQuery shares (ambiguous or ungrouped columns) are
-// warnings; anything else it rejects is a hint. A statement after a
+// No false alarms: a statement GoogleSQL's parser rejects is a syntax
+// error (BigQuery's parser is GoogleSQL's), unless it is of a kind BigQuery
+// runs and GoogleSQL lacks (gsql's list: a hint); a statement is analysed
+// only when every table it reads has a schema (else it is skipped, with a
+// hint naming the tables), and only the analyzer's certain findings are
+// errors — unknown columns, tables, functions and type mismatches; rules
+// BigQuery shares (ambiguous or ungrouped columns) are warnings; anything
+// else it rejects is a hint. A statement after a
 // pre-operation dfd could not analyse is not analysed either: it may use
 // what that pre-operation declared.
 //
@@ -675,7 +676,7 @@ func (c *checker) action(a *action) error {
 			}
 			if s.quiet {
 				c.res.Ran, c.res.Remembered = ran, remembered // counted with the full variant
-				if an.Skipped != "" {
+				if an.Skipped != "" || syntaxError(an) {
 					blind = "it runs after " + s.label + ", which dfd does not analyse (it may declare what this uses)"
 				}
 				continue
@@ -689,7 +690,9 @@ func (c *checker) action(a *action) error {
 				continue // a blank pre-operation, say
 			}
 			c.report(a, s.label, s.sql, an)
-			if an.Skipped != "" {
+			if an.Skipped != "" || syntaxError(an) {
+				// A statement that does not parse may have declared what
+				// the rest uses: its error says enough.
 				blind = "it runs after " + s.label + ", which dfd does not analyse (it may declare what this uses)"
 			}
 			if s.label == "query" && an.Problem == nil && an.Skipped == "" && len(an.Columns) > 0 && a.kind != "assertion" {
@@ -721,6 +724,21 @@ func (c *checker) action(a *action) error {
 		return nil
 	}
 	return run(inc)
+}
+
+// compileFailed reports whether the compilation of g has an error in file.
+func compileFailed(g *dataformpb.CompiledGraph, file string) bool {
+	for _, e := range g.GetGraphErrors().GetCompilationErrors() {
+		if e.GetFileName() == file {
+			return true
+		}
+	}
+	return false
+}
+
+// syntaxError reports whether an analysis is a syntax error.
+func syntaxError(an gsql.Analysis) bool {
+	return an.Problem != nil && an.Problem.Kind == gsql.SyntaxError
 }
 
 // jitSQL fills a JiT action's statements from its JiT response, if the
@@ -916,6 +934,12 @@ func (c *checker) why(an gsql.Analysis) (why string, absentOnly bool) {
 
 // report turns an analysis into findings.
 func (c *checker) report(a *action, label, sql string, an gsql.Analysis) {
+	if syntaxError(an) && compileFailed(c.g, a.file) {
+		// Core compiled what it could of a file with a compilation error
+		// (a ref() to a missing action became nothing): that error says
+		// what is wrong, a syntax error in its wake would mislead.
+		an = gsql.Analysis{Skipped: "its file has a compilation error, and GoogleSQL cannot parse what core made of it (" + an.Problem.Message + ")"}
+	}
 	switch {
 	case an.Skipped != "":
 		c.res.Skipped++
