@@ -185,3 +185,54 @@ func TestInlayHintsColumnTypes(t *testing.T) {
 		}
 	}
 }
+
+// A statement GoogleSQL cannot parse is an error as you type, on the token
+// the parser stopped at in the .sqlx (the same place `dfd check` gives),
+// with code sql-syntax; fixed, it goes, and the statement is analysed
+// again (its planted unknown column is back).
+func TestSQLSyntaxErrorAsYouType(t *testing.T) {
+	s, root := startSQLCheckServer(t, nil, nil)
+	totals := filepath.Join(root, "definitions", "marts", "customer_totals.sqlx")
+	if err := s.ed.Open(s.ctx, totals); err != nil {
+		t.Fatal(err)
+	}
+	sqlErrors := func(ds []protocol.Diagnostic) []protocol.Diagnostic {
+		var out []protocol.Diagnostic
+		for _, d := range ds {
+			if d.Source == protocol.NewOptional("GoogleSQL") && d.Severity == protocol.DiagnosticSeverityError {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	s.awaitDiags(t, totals, "the unknown column", func(ds []protocol.Diagnostic) bool {
+		return hasMessage(sqlErrors(ds), "Unrecognized name: amount_cent")
+	})
+	if err := s.ed.Replace(s.ctx, totals, "SELECT\n  customer_id", "SELEC\n  customer_id"); err != nil {
+		t.Fatal(err)
+	}
+	ds := s.awaitDiags(t, totals, "the syntax error", func(ds []protocol.Diagnostic) bool {
+		return hasMessage(sqlErrors(ds), "Syntax error")
+	})
+	errs := sqlErrors(ds)
+	if len(errs) != 1 {
+		t.Fatalf("%d GoogleSQL errors, want the syntax error only: %q", len(errs), messages(errs))
+	}
+	d := errs[0]
+	if msg := fakeeditor.Message(d); msg != `Syntax error: Unexpected identifier "SELEC"` {
+		t.Errorf("message %q", msg)
+	}
+	if c, ok := d.Code.(protocol.String); !ok || c != "sql-syntax" {
+		t.Errorf("code %v, want sql-syntax", d.Code)
+	}
+	want, _ := s.ed.Pos(totals, "SELEC\n", 0)
+	if d.Range.Start != want || rangeTextOf(s.ed.Text(totals), d.Range) != "SELEC" {
+		t.Errorf("the error covers %v %q, want %v \"SELEC\"", d.Range, rangeTextOf(s.ed.Text(totals), d.Range), want)
+	}
+	if err := s.ed.Replace(s.ctx, totals, "SELEC\n  customer_id", "SELECT\n  customer_id"); err != nil {
+		t.Fatal(err)
+	}
+	s.awaitDiags(t, totals, "the fixed keyword", func(ds []protocol.Diagnostic) bool {
+		return hasMessage(sqlErrors(ds), "Unrecognized name: amount_cent") && !hasMessage(sqlErrors(ds), "Syntax error")
+	})
+}
