@@ -166,6 +166,10 @@ func parseDoubt(text string, p *Problem, off int) string {
 	}
 	rest := text[min(off, len(text)):]
 	switch {
+	case legacySQL(text):
+		// BigQuery reads a query that starts with #legacySQL as legacy
+		// SQL ([project:dataset.table]), a language GoogleSQL is not.
+		return "it is legacy SQL (#legacySQL), a language GoogleSQL does not parse; not analysed"
 	case strings.HasPrefix(rest, "\uFEFF"):
 		// A byte order mark outside a string: BigQuery's front end may
 		// drop it before its parser sees it.
@@ -182,6 +186,27 @@ func parseDoubt(text string, p *Problem, off int) string {
 		return "GoogleSQL parses it only with language features still in development (" + p.Message + "); not analysed"
 	}
 	return ""
+}
+
+// legacySQL reports whether text starts with BigQuery's #legacySQL
+// prefix (blanks and comments before it allowed).
+func legacySQL(text string) bool {
+	toks, err := Tokens(text)
+	if err != nil {
+		// An unclosed string further on: the prefix is still the first
+		// line's business.
+		first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
+		return strings.EqualFold(strings.TrimSpace(first), "#legacySQL")
+	}
+	for _, t := range toks {
+		if t.Kind != Comment {
+			return false
+		}
+		if strings.EqualFold(strings.TrimSpace(text[t.Start:t.End]), "#legacySQL") {
+			return true
+		}
+	}
+	return false
 }
 
 var (

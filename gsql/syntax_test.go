@@ -33,6 +33,8 @@ func TestSyntaxErrors(t *testing.T) {
 		{"a kind GoogleSQL lacks", "ALTER PROJECT proj SET OPTIONS (`region-us.default_time_zone` = 'UTC')", "", "GoogleSQL does not know ALTER PROJECT statements yet; not analysed", 0, 0},
 		{"a kind GoogleSQL lacks, in a script", "SELECT 1;\n-- then\nalter   project proj SET OPTIONS (`region-us.default_time_zone` = 'UTC');\nSELECT 2", "", "GoogleSQL does not know ALTER PROJECT statements yet", 0, 0},
 		{"a kind GoogleSQL lacks, in a block", "BEGIN\n  DROP RESERVATION `admin.region-us.prod`;\nEND", "", "GoogleSQL does not know DROP RESERVATION statements yet", 0, 0},
+		{"legacy SQL", "#legacySQL\nSELECT country FROM [proj:sales.customers]", "", "legacy SQL", 0, 0},
+		{"a comment that is no prefix", "# legacy SQL? no\nSELECT country FROM [proj:sales.customers]", SyntaxError, "Syntax error", 2, 21},
 		{"a byte order mark", "\uFEFFSELECT 1", "", "byte order mark", 0, 0},
 		{"a dashed table name", "SELECT * FROM proj.region-us.INFORMATION_SCHEMA.JOBS", "", "dash or a wildcard without backticks", 0, 0},
 		{"an unquoted wildcard table", "SELECT * FROM other.analytics.events_* WHERE _TABLE_SUFFIX > '2024'", "", "dash or a wildcard without backticks", 0, 0},
