@@ -970,6 +970,13 @@ func (c *checker) report(a *action, label, sql string, an gsql.Analysis) {
 			f.Severity = Hint
 			f.Message = "GoogleSQL's analyzer reports: " + p.Message + " (BigQuery's may not)"
 		}
+		for _, g := range c.res.Findings {
+			if g.Action == f.Action && g.Offset == f.Offset && g.Message == f.Message && g.File == f.File {
+				// The incremental variant of a query, where they differ only
+				// in a ${when(incremental(), …)}: one mistake, one finding.
+				return
+			}
+		}
 		c.res.Findings = append(c.res.Findings, f)
 	default:
 		c.res.Analysed++

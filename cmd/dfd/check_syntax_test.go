@@ -27,7 +27,9 @@ func TestCheckCommandSyntaxErrors(t *testing.T) {
 		"definitions/broken/second_part.sqlx":    "config { type: \"operations\" }\n\nSELECT 1\n---\nDELETE FROM ${ref(\"customers\")} WHERE customer_id IS NULL AND\n",
 		// A compilation error first: core makes the missing ref() nothing,
 		// and the SQL left does not parse.
-		"definitions/broken/missing_ref.sqlx":     "config { type: \"view\" }\n\nSELECT * FROM ${ref(\"nowhere\")} AS n\n",
+		"definitions/broken/missing_ref.sqlx": "config { type: \"view\" }\n\nSELECT * FROM ${ref(\"nowhere\")} AS n\n",
+		// Both variants of an incremental table fail: one error.
+		"definitions/broken/incremental.sqlx":     "config { type: \"incremental\" }\n\nSELECT customer_id\nFROM ${ref(\"customers\")}\n${when(incremental(), \"WHERE customer_id > 0\")}\nGROUP\n",
 		"definitions/broken/project_options.sqlx": "config { type: \"operations\" }\n\nALTER PROJECT `acme-shop` SET OPTIONS (`region-us.default_time_zone` = 'Europe/Paris')\n",
 	} {
 		path := filepath.Join(dir, filepath.FromSlash(name))
@@ -48,17 +50,18 @@ func TestCheckCommandSyntaxErrors(t *testing.T) {
 		`definitions/broken/trailing_where.sqlx:7:6: error: Syntax error: Unexpected end of script (acme-shop.shop.trailing_where)`,
 		`definitions/broken/unclosed.js:5:17: error: Syntax error: Unclosed string literal (acme-shop.shop.unclosed)`,
 		`definitions/broken/second_part.sqlx:5:62: error: Syntax error: Unexpected end of script (acme-shop.shop.second_part)`,
+		`definitions/broken/incremental.sqlx:6:6: error: Syntax error: Expected @ for hint or keyword BY but got end of script (acme-shop.shop.incremental)`,
 		`definitions/broken/project_options.sqlx:1:1: hint: SQL not checked: GoogleSQL does not know ALTER PROJECT statements yet; not analysed (acme-shop.shop.project_options)`,
 	} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
 	}
-	if n := strings.Count(out, ": error: Syntax error"); n != 4 {
-		t.Errorf("%d syntax errors, want the 4 planted ones:\n%s", n, out)
+	if n := strings.Count(out, ": error: Syntax error"); n != 5 {
+		t.Errorf("%d syntax errors, want the 5 planted ones:\n%s", n, out)
 	}
-	if n := strings.Count(out, ": error: "); n != 6+4+2 {
-		t.Errorf("%d errors, want sql_check's 6, the 4 syntax errors and core's 2 for the missing ref:\n%s", n, out)
+	if n := strings.Count(out, ": error: "); n != 6+5+2 {
+		t.Errorf("%d errors, want sql_check's 6, the 5 syntax errors and core's 2 for the missing ref:\n%s", n, out)
 	}
 	if !strings.Contains(out, "definitions/broken/missing_ref.sqlx:1:1: hint: SQL not checked: its file has a compilation error") {
 		t.Errorf("no hint that the SQL of a file with a compilation error was not checked:\n%s", out)
