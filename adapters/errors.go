@@ -15,6 +15,7 @@ type Code string
 const (
 	NotFound           Code = "NOT_FOUND"           // table (or snapshot entry) does not exist
 	PermissionDenied   Code = "PERMISSION_DENIED"   // not allowed, e.g. DeleteTable in a preview
+	Unauthenticated    Code = "UNAUTHENTICATED"     // the backend refused the credentials (expired, revoked, none)
 	InvalidArgument    Code = "INVALID_ARGUMENT"    // malformed request
 	FailedPrecondition Code = "FAILED_PRECONDITION" // the backend cannot answer this request in its state (e.g. statement not in snapshot)
 	Unavailable        Code = "UNAVAILABLE"         // backend unreachable; retrying may help

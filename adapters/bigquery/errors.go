@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/oauth2"
 	bq "google.golang.org/api/bigquery/v2"
 	"google.golang.org/api/googleapi"
 
@@ -56,11 +57,23 @@ func classify(err error, format string, args ...any) error {
 		if msg == "" {
 			msg = http.StatusText(gerr.Code)
 		}
+		if gerr.Code != http.StatusNotFound && gerr.Code != 0 {
+			// What BigQuery answered, for whoever must fix it (401: the
+			// credentials, 403: a grant, 5xx: wait); a missing table's
+			// message stays BigQuery's own, which JiT code may match.
+			msg += fmt.Sprintf(" (HTTP %d)", gerr.Code)
+		}
 		var n noted
 		if errors.As(err, &n) {
 			msg += " (" + n.note + ")"
 		}
 		return &adapters.Error{Code: codeOf(gerr.Code, reason), Message: fmt.Sprintf("%s: %s", what, msg)}
+	}
+	// The token source could not get a token: the credentials were
+	// refused (expired, revoked), which no retry mends.
+	var rerr *oauth2.RetrieveError
+	if errors.As(err, &rerr) {
+		return &adapters.Error{Code: adapters.Unauthenticated, Message: fmt.Sprintf("%s: %v", what, err)}
 	}
 	var nerr net.Error
 	if errors.As(err, &nerr) && nerr.Timeout() {
@@ -106,7 +119,9 @@ func codeOf(status int, reason string) adapters.Code {
 	switch {
 	case status == http.StatusNotFound:
 		return adapters.NotFound
-	case status == http.StatusUnauthorized, status == http.StatusForbidden:
+	case status == http.StatusUnauthorized:
+		return adapters.Unauthenticated
+	case status == http.StatusForbidden:
 		return adapters.PermissionDenied
 	case status == http.StatusConflict, status == http.StatusPreconditionFailed:
 		return adapters.FailedPrecondition
@@ -183,7 +198,8 @@ func retryable(err error) bool {
 		}
 		return gerr.Code == http.StatusTooManyRequests || gerr.Code == http.StatusRequestTimeout || gerr.Code >= 500
 	}
-	if errors.Is(err, context.Canceled) {
+	var rerr *oauth2.RetrieveError
+	if errors.Is(err, context.Canceled) || errors.As(err, &rerr) {
 		return false
 	}
 	// Per-attempt deadlines (the caller's own deadline is checked before

@@ -276,6 +276,7 @@ func TestFakeFaults(t *testing.T) {
 		wantCode adapters.Code
 		wantReqs int
 	}{
+		{"401 refused credentials are final", 401, "", 0, getTable, "GET /projects/p/datasets/ds/tables/t", adapters.Unauthenticated, 1},
 		{"403 access denied is final", 403, "accessDenied", 0, getTable, "GET /projects/p/datasets/ds/tables/t", adapters.PermissionDenied, 1},
 		{"403 rate limit is retried", 403, "rateLimitExceeded", 0, getTable, "GET /projects/p/datasets/ds/tables/t", adapters.ResourceExhausted, 4},
 		{"403 quota is final", 403, "quotaExceeded", 0, getTable, "GET /projects/p/datasets/ds/tables/t", adapters.ResourceExhausted, 1},

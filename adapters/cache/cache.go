@@ -834,7 +834,7 @@ func (c *Cache) refreshListLater(k lkey, e *listEntry) {
 func (c *Cache) DeleteTable(ctx context.Context, req *dataformpb.DeleteTableRequest) error {
 	err := c.inner.DeleteTable(ctx, req)
 	switch adapters.CodeOf(err) {
-	case adapters.InvalidArgument, adapters.PermissionDenied, adapters.Unimplemented, adapters.FailedPrecondition:
+	case adapters.InvalidArgument, adapters.PermissionDenied, adapters.Unauthenticated, adapters.Unimplemented, adapters.FailedPrecondition:
 		// Refused before anything happened.
 	default:
 		if t := req.GetTarget(); t.GetSchema() != "" && t.GetName() != "" {
@@ -1311,7 +1311,9 @@ func (c *Cache) later(key string, refresh func(context.Context) error) {
 // old value is better than none.
 func staleOK(err error) bool {
 	switch adapters.CodeOf(err) {
-	case adapters.Unavailable, adapters.DeadlineExceeded, adapters.ResourceExhausted:
+	// Refused credentials too: what BigQuery said before they expired
+	// is better than nothing, and the caller is told it is stale.
+	case adapters.Unavailable, adapters.DeadlineExceeded, adapters.ResourceExhausted, adapters.Unauthenticated:
 		return true
 	}
 	return false

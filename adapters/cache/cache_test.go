@@ -263,12 +263,20 @@ func TestStaleOnError(t *testing.T) {
 	if _, _, err := get(t, c, "t00"); adapters.CodeOf(err) != adapters.PermissionDenied {
 		t.Errorf("err = %v", err)
 	}
+	// Refused credentials (expired, revoked) are an outage of who we are,
+	// not an answer about the table: the stale value, with what BigQuery said.
+	clk.Add(time.Minute)
+	b.setFail(adapters.Errorf(adapters.Unauthenticated, "Request had invalid authentication credentials (HTTP 401)"))
+	call, m, err = get(t, c, "t00")
+	if err != nil || m.GetDescription() != "v1" || len(call.Notes) == 0 || !strings.Contains(call.Notes[0], "BigQuery: UNAUTHENTICATED: Request had invalid") {
+		t.Errorf("stale get with refused credentials: %v %+v", err, call)
+	}
 	// Nothing cached, backend down: the error.
 	b.setFail(adapters.Errorf(adapters.Unavailable, "down"))
 	if _, _, err := get(t, c, "t99"); adapters.CodeOf(err) != adapters.Unavailable {
 		t.Errorf("err = %v", err)
 	}
-	if s := c.Stats(); s.Stale != 3 {
+	if s := c.Stats(); s.Stale != 4 {
 		t.Errorf("stale = %d", s.Stale)
 	}
 }
