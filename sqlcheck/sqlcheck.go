@@ -137,6 +137,12 @@ type Result struct {
 	// Unknown are the tables read without a schema, with the actions
 	// reading them.
 	Unknown map[string][]string
+	// NotAnalysed says why the Skipped statements were not analysed, by
+	// root cause (blocked.go): a statement skipped because it reads an
+	// action of the project that was itself not analysed counts under
+	// that action's cause, so a metadata source that could not answer is
+	// charged with every statement it left unchecked.
+	NotAnalysed []Blocked
 }
 
 // Check analyses every statement of g, remembering nothing.
@@ -161,7 +167,8 @@ type Checker struct {
 
 // warehouseTable is what the metadata source said about a table.
 type warehouseTable struct {
-	state   int // found, absent (not found, or a type dfd cannot model), failed (retried next check)
+	state   int   // found, absent (not found, or a type dfd cannot model), failed (retried next check)
+	err     error // failed: what the source said, or that the time allowed ran out
 	table   gsql.Table
 	hash    string
 	certain bool // absent, and the source is the warehouse itself
@@ -235,6 +242,8 @@ func (k *Checker) check(ctx context.Context, g *dataformpb.CompiledGraph, opts O
 		ownHash:   map[string]string{},
 		ownCols:   map[string][]gsql.Column{},
 		hinted:    map[string]bool{},
+		ownWhy:    map[string]*blocker{},
+		blocked:   map[blocker]*Blocked{},
 		depsAdded: map[*action]bool{},
 		index:     map[string][]string{},
 		sources:   map[string]*sourceFile{},
@@ -265,6 +274,7 @@ func (k *Checker) check(ctx context.Context, g *dataformpb.CompiledGraph, opts O
 			delete(k.memo, key)
 		}
 	}
+	c.res.NotAnalysed = c.blockedList()
 	sort.SliceStable(c.res.Findings, func(i, j int) bool {
 		a, b := c.res.Findings[i], c.res.Findings[j]
 		if a.File != b.File {
@@ -293,6 +303,8 @@ type checker struct {
 	ownCols        map[string][]gsql.Column // the inferred schemas so far, by lower-case target
 	index          map[string][]string      // word of a table name → the known tables' lower-case paths (memo keys)
 	hinted         map[string]bool          // actions with a skip hint
+	ownWhy         map[string]*blocker      // why an own action has no inferred schema, by lower-case target (blocked.go)
+	blocked        map[blocker]*Blocked     // statements not analysed, by root cause
 	current        *action                  // whose statements are being analysed
 	depsAdded      map[*action]bool
 	sources        map[string]*sourceFile
@@ -347,17 +359,31 @@ func (c *checker) lookup(path string) *warehouseTable {
 	if len(parts) != 3 {
 		return &warehouseTable{state: tableAbsent}
 	}
-	if time.Now().After(c.deadline) {
-		return &warehouseTable{state: tableFailed}
-	}
-	ctx, cancel := context.WithDeadline(c.ctx, c.deadline)
-	defer cancel()
 	failed := func(err error) *warehouseTable {
 		if adapters.CodeOf(err) == adapters.NotFound {
 			return &warehouseTable{state: tableAbsent, certain: c.opts.MissingIsCertain, missing: true}
 		}
-		return &warehouseTable{state: tableFailed}
+		return &warehouseTable{state: tableFailed, err: err}
 	}
+	if time.Now().After(c.deadline) {
+		// The time allowed for metadata is spent (a source that does not
+		// answer): what a cache holds, of any age, still serves.
+		err := adapters.Errorf(adapters.DeadlineExceeded, "no answer from the metadata source within the %s allowed for metadata", c.opts.MetadataTimeout)
+		cached, ok := c.opts.Metadata.(CachedSource)
+		if !ok || strings.HasSuffix(parts[2], "*") {
+			return failed(err)
+		}
+		md, known, cerr := cached.CachedTable(c.ctx, &dataformpb.GetTableRequest{Target: &dataformpb.Target{Database: parts[0], Schema: parts[1], Name: parts[2]}})
+		switch {
+		case !known:
+			return failed(err)
+		case cerr != nil:
+			return failed(cerr)
+		}
+		return c.found(path, md)
+	}
+	ctx, cancel := context.WithDeadline(c.ctx, c.deadline)
+	defer cancel()
 	if prefix, ok := strings.CutSuffix(parts[2], "*"); ok {
 		list, err := c.opts.Metadata.ListTables(ctx, &dataformpb.ListTablesRequest{Database: parts[0], Schema: parts[1]})
 		if err != nil {
@@ -394,6 +420,11 @@ func (c *checker) lookup(path string) *warehouseTable {
 	if err != nil {
 		return failed(err)
 	}
+	return c.found(path, md)
+}
+
+// found is a table the metadata source described (nil: it does not exist).
+func (c *checker) found(path string, md *dataformpb.TableMetadata) *warehouseTable {
 	if md == nil {
 		return &warehouseTable{state: tableAbsent, missing: true}
 	}
@@ -630,8 +661,18 @@ func order(g *dataformpb.CompiledGraph) []*action {
 // uses. An incremental table's incremental variant is its own script,
 // analysed after the table's schema is known (it reads the table, self()).
 func (c *checker) action(a *action) error {
+	key := strings.ToLower(a.name)
 	if a.jit && !c.jitSQL(a) {
-		return nil // its SQL exists only when its JiT code runs
+		// Its SQL exists only when its JiT code runs: not analysed, and
+		// counted as one statement (how many it makes is unknown).
+		root := blocker{cause: CauseJit, table: a.name, what: "a JiT action whose SQL dfd did not get (its code runs only against warehouse metadata, every database call answered)"}
+		c.ownWhy[key] = &root
+		c.res.Skipped++
+		c.block(root)
+		return nil
+	}
+	if a.kind == "operation" {
+		c.ownWhy[key] = &blocker{cause: CauseOther, table: a.name, what: "an operation, whose output schema dfd does not infer"}
 	}
 	// quiet: a statement the incremental variant shares with the full
 	// one, analysed again for what it declares but reported once.
@@ -658,12 +699,18 @@ func (c *checker) action(a *action) error {
 	run := func(stmts []stmt) error {
 		c.cat.EndScript() // each script declares its own variables
 		blind := ""
+		var blindRoot blocker // the root cause of the statement that blinded the rest
 		for _, s := range stmts {
 			if blind != "" {
 				if s.quiet {
 					continue
 				}
 				c.res.Skipped++ // the hint on the statement that blinded it says enough
+				c.block(blindRoot)
+				if s.label == "query" {
+					root := blindRoot
+					c.ownWhy[key] = &root
+				}
 				if c.rename != nil {
 					c.rename.blinded(c, a, s.label, s.sql, blind)
 				}
@@ -678,6 +725,7 @@ func (c *checker) action(a *action) error {
 				c.res.Ran, c.res.Remembered = ran, remembered // counted with the full variant
 				if an.Skipped != "" || syntaxError(an) {
 					blind = "it runs after " + s.label + ", which dfd does not analyse (it may declare what this uses)"
+					blindRoot = c.rootOf(an)
 				}
 				continue
 			}
@@ -694,6 +742,14 @@ func (c *checker) action(a *action) error {
 				// A statement that does not parse may have declared what
 				// the rest uses: its error says enough.
 				blind = "it runs after " + s.label + ", which dfd does not analyse (it may declare what this uses)"
+				blindRoot = c.rootOf(an)
+				if s.label == "query" {
+					root := blindRoot
+					c.ownWhy[key] = &root
+				}
+			}
+			if s.label == "query" && an.Problem != nil {
+				c.ownWhy[key] = &blocker{cause: CauseOther, table: a.name, what: "an action whose own SQL has a problem"}
 			}
 			if s.label == "query" && an.Problem == nil && an.Skipped == "" && len(an.Columns) > 0 && a.kind != "assertion" {
 				c.res.Schemas[a.name] = an.Columns
@@ -907,14 +963,31 @@ func (c *checker) why(an gsql.Analysis) (why string, absentOnly bool) {
 	if len(an.Unknown) == 0 {
 		return an.Skipped, false
 	}
-	var own, foreign, absent []string
+	var foreign, absent, unanswered, unmodelled []string
+	var own []string // each with its reason
+	var failure error
 	for _, u := range an.Unknown {
 		key := strings.ToLower(c.qualify(u))
 		switch w := c.k.warehouse[key]; {
 		case c.own[key]:
-			own = append(own, u)
+			up := c.ownWhy[key]
+			switch {
+			case up == nil:
+				own = append(own, u+", whose output schema dfd did not infer")
+			case strings.EqualFold(up.table, c.qualify(u)) || strings.EqualFold(up.table, u):
+				own = append(own, u+", "+up.what)
+			default:
+				own = append(own, u+", which dfd did not analyse either: "+up.describe())
+			}
 		case w != nil && w.missing:
 			absent = append(absent, u)
+		case w != nil && w.state == tableFailed:
+			unanswered = append(unanswered, u)
+			if failure == nil {
+				failure = w.err
+			}
+		case w != nil && c.opts.Metadata != nil:
+			unmodelled = append(unmodelled, u)
 		default:
 			foreign = append(foreign, u)
 		}
@@ -923,13 +996,34 @@ func (c *checker) why(an gsql.Analysis) (why string, absentOnly bool) {
 	if len(absent) > 0 {
 		parts = append(parts, "it reads "+strings.Join(absent, ", ")+", which the metadata source says does not exist")
 	}
+	if len(unanswered) > 0 {
+		why := "the metadata source could not answer"
+		if failure != nil {
+			why += ": " + firstLine(failure.Error())
+		}
+		parts = append(parts, "it reads "+strings.Join(unanswered, ", ")+", whose schema dfd could not get ("+why+")")
+	}
+	if len(unmodelled) > 0 {
+		parts = append(parts, "it reads "+strings.Join(unmodelled, ", ")+", whose column types dfd cannot model")
+	}
 	if len(foreign) > 0 {
-		parts = append(parts, "it reads "+strings.Join(foreign, ", ")+", whose schema dfd does not know (give dfd the warehouse's metadata: the dfd.metadata.source setting, or --metadata FILE)")
+		if c.opts.Metadata == nil {
+			parts = append(parts, "it reads "+strings.Join(foreign, ", ")+", whose schema dfd does not know (give dfd the warehouse's metadata: the dfd.metadata.source setting, or --metadata FILE)")
+		} else {
+			parts = append(parts, "it reads "+strings.Join(foreign, ", ")+", whose schema dfd does not know")
+		}
 	}
 	if len(own) > 0 {
-		parts = append(parts, "it reads "+strings.Join(own, ", ")+", whose own SQL dfd could not analyse (a JiT action, or one with a problem of its own)")
+		parts = append(parts, "it reads "+strings.Join(own, "; it reads "))
 	}
-	return strings.Join(parts, "; "), len(absent) > 0 && len(own) == 0 && len(foreign) == 0
+	return strings.Join(parts, "; "), len(absent) > 0 && len(own) == 0 && len(foreign) == 0 && len(unanswered) == 0 && len(unmodelled) == 0
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // report turns an analysis into findings.
@@ -943,6 +1037,7 @@ func (c *checker) report(a *action, label, sql string, an gsql.Analysis) {
 	switch {
 	case an.Skipped != "":
 		c.res.Skipped++
+		c.block(c.rootOf(an))
 		for _, u := range an.Unknown {
 			c.res.Unknown[u] = append(c.res.Unknown[u], a.name)
 		}
