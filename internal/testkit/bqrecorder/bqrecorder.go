@@ -71,6 +71,8 @@ type Fault struct {
 	// Reason is BigQuery's error reason (e.g. "backendError",
 	// "rateLimitExceeded", "accessDenied"); empty picks one by Status.
 	Reason string
+	// Message is BigQuery's error message; empty says which fault it is.
+	Message string
 	// RetryAfter, when > 0, is sent as a Retry-After header (seconds).
 	RetryAfter int
 	// CutBody answers 200 with a Content-Length larger than the body,
@@ -78,6 +80,33 @@ type Fault struct {
 	CutBody bool
 	// Malformed answers 200 with a body that is not JSON.
 	Malformed bool
+}
+
+// The faults of issue 25's fault-injection tests, each with the reason
+// and message BigQuery sends.
+var (
+	// FaultUnauthenticated: 401, the credentials refused (expired, revoked).
+	FaultUnauthenticated = &Fault{Status: http.StatusUnauthorized, Reason: "authError", Message: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."}
+	// FaultForbidden: 403 accessDenied, the identity lacks a grant.
+	FaultForbidden = &Fault{Status: http.StatusForbidden, Reason: "accessDenied", Message: "Access Denied: User does not have bigquery.tables.get permission."}
+	// FaultUnavailable: 503 backendError.
+	FaultUnavailable = &Fault{Status: http.StatusServiceUnavailable, Reason: "backendError", Message: "The service is currently unavailable."}
+	// FaultHang: the connection is accepted and never answered, until the
+	// client gives up or the server stops.
+	FaultHang = &Fault{Hang: true}
+)
+
+// Always is an Options.Fault that answers every request with f.
+func Always(f *Fault) func(*http.Request, int) *Fault {
+	return func(*http.Request, int) *Fault { return f }
+}
+
+// SetFault answers every following request with f, whatever Options.Fault
+// says (nil: as Options.Fault says again).
+func (s *Server) SetFault(f *Fault) {
+	s.mu.Lock()
+	s.override = f
+	s.mu.Unlock()
 }
 
 // Hang is the fault of a BigQuery that never answers.
@@ -116,7 +145,8 @@ type Server struct {
 
 	closing chan struct{} // closed when the test ends: hung requests end
 
-	mu        sync.Mutex // guards reqs and cancelled
+	mu        sync.Mutex // guards reqs, cancelled and override
+	override  *Fault     // SetFault's
 	reqs      []Request
 	slow      map[string]bool // job id → a slow job (Options.SlowJob)
 	cancelled map[string]bool // job id → jobs.cancel was called
@@ -208,7 +238,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Lock()
-	if s.opts.Fault != nil {
+	if s.override != nil {
+		rec.Fault = s.override
+	} else if s.opts.Fault != nil {
 		rec.Fault = s.opts.Fault(r, len(s.reqs)+1)
 	}
 	s.reqs = append(s.reqs, rec)
@@ -367,7 +399,10 @@ func (s *Server) fault(w http.ResponseWriter, r *http.Request, f *Fault) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(f.Status)
-		msg := fmt.Sprintf("bqrecorder fault: %d %s", f.Status, http.StatusText(f.Status))
+		msg := f.Message
+		if msg == "" {
+			msg = fmt.Sprintf("bqrecorder fault: %d %s", f.Status, http.StatusText(f.Status))
+		}
 		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
 			"code": f.Status, "message": msg, "status": strings.ToUpper(strings.ReplaceAll(http.StatusText(f.Status), " ", "_")),
 			"errors": []map[string]any{{"reason": reason, "message": msg, "domain": "global"}},
