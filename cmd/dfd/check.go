@@ -53,27 +53,32 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	verbose := fs.Bool("verbose", false, "also print the statements dfd did not analyse, and why (hints)")
 	noJit := fs.Bool("no-jit", false, "do not run JiT actions' code to analyse the SQL it produces")
 	timeout := fs.String("timeout", "", "time allowed for compilation, e.g. 30s, 2m (default 60s, as the CLI)")
+	metadataTimeout := fs.String("metadata-timeout", "", "time allowed for BigQuery's metadata in all, e.g. 20s, 2m (default 60s): past it, BigQuery is reported as not answering")
+	allowUnchecked := fs.Bool("allow-unchecked", false, "exit 0, not 3, when statements could not be checked (BigQuery did not answer, or no metadata): the causes are still printed")
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: dfd check [DIR] [--metadata FILE] [--json] [compile flags]")
+		fmt.Fprintln(env.stderr, "Usage: dfd check [DIR] [--metadata FILE | --offline] [--allow-unchecked] [--json] [compile flags]")
 		fmt.Fprintln(env.stderr, "Compiles the project in DIR (default: the current directory) and analyses every")
 		fmt.Fprintln(env.stderr, "action's SQL with GoogleSQL, BigQuery's analyzer, against the warehouse's schemas")
 		fmt.Fprintln(env.stderr, "and the schemas the project's own actions produce. Prints")
 		fmt.Fprintln(env.stderr, "  file:line:column: severity: message (action)")
-		fmt.Fprintln(env.stderr, "(1-based; columns in UTF-16 code units). Exits 1 when there is an error")
-		fmt.Fprintln(env.stderr, "(compilation errors included), 0 otherwise.")
+		fmt.Fprintln(env.stderr, "(1-based; columns in UTF-16 code units). Exit status: 0 clean; 1 errors")
+		fmt.Fprintln(env.stderr, "(compilation errors included) or dfd failed; 2 usage; 3 could not check:")
+		fmt.Fprintln(env.stderr, "statements were not analysed because BigQuery could not answer (credentials")
+		fmt.Fprintln(env.stderr, "refused, unreachable, timed out) or there is no metadata (--offline without")
+		fmt.Fprintln(env.stderr, "--metadata); each cause is printed first. --allow-unchecked makes that 0.")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return exitOK
 		}
-		return 2
+		return exitUsage
 	}
 	if len(pos) > 1 {
 		fmt.Fprintf(env.stderr, "dfd check: one project directory expected, got %d\n", len(pos))
-		return 2
+		return exitUsage
 	}
 	dirArg := "."
 	if len(pos) == 1 {
@@ -83,12 +88,19 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	if *timeout != "" {
 		if d, err = parseDuration(*timeout); err != nil {
 			fmt.Fprintf(env.stderr, "dfd check: --timeout: %v\n", err)
-			return 2
+			return exitUsage
+		}
+	}
+	mdTimeout := defaultMetadataTimeout
+	if *metadataTimeout != "" {
+		if mdTimeout, err = parseDuration(*metadataTimeout); err != nil {
+			fmt.Fprintf(env.stderr, "dfd check: --metadata-timeout: %v\n", err)
+			return exitUsage
 		}
 	}
 	if *offlineOnly && (*endpoint != "" || *credsFile != "") {
 		fmt.Fprintln(env.stderr, "dfd check: --offline and --endpoint/--credentials are mutually exclusive")
-		return 2
+		return exitUsage
 	}
 
 	// GoogleSQL starts (≈150 ms) while the project compiles.
@@ -129,19 +141,18 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 			b, err := regfile.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 			return b, err == nil
 		},
-		MetadataTimeout: 60 * time.Second, // CI: wait for BigQuery rather than skip
 	}
-	md, closeMetadata, err := warehouseMetadata(ctx, env, dir, res, *metadata, *offlineOnly, *endpoint, *credsFile,
-		// CI without credentials still checks what needs no warehouse
-		// table; the summary says how much that was.
-		"dfd check: warehouse tables are not checked: connecting to BigQuery: %v\n(pass --metadata FILE to check against a snapshot, or --offline)\n")
+	// One budget for every metadata call of the check, JiT actions'
+	// included: CI waits for BigQuery rather than skip, but not forever.
+	mdDeadline := time.Now().Add(mdTimeout)
+	wh, err := openCheckWarehouse(ctx, env, dir, res, *metadata, *offlineOnly, *endpoint, *credsFile, mdDeadline)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
-		return 1
+		return exitFindings
 	}
-	defer closeMetadata()
-	if md != nil {
-		opts.Metadata, opts.MissingIsCertain = md, *metadata == ""
+	defer wh.close()
+	if wh.source != nil {
+		opts.Metadata, opts.MissingIsCertain = wh.source, *metadata == ""
 	}
 	if !*noJit && opts.Metadata != nil {
 		jitSQL, note := runJitForCheck(ctx, env, dir, res, opts.Metadata)
@@ -150,6 +161,9 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 			fmt.Fprintln(env.stderr, note)
 		}
 	}
+	// What the JiT actions left of the budget; a spent one still lets the
+	// check use what the cache holds.
+	opts.MetadataTimeout = max(time.Until(mdDeadline), time.Millisecond)
 	out, err := sqlcheck.Check(ctx, res.Graph, opts)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
@@ -168,6 +182,17 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 			Severity: f.Severity.String(), Message: f.Message, Action: f.Action, Code: f.Code, Detail: f.Detail,
 		})
 	}
+	// Why the check could not look comes first: it says what the rest is
+	// worth. On stderr, so that --json's stdout stays the findings array.
+	causes := wh.uncheckedCauses(out, mdTimeout)
+	unchecked := 0
+	for _, c := range causes {
+		unchecked += c.statements
+		fmt.Fprintf(env.stderr, "dfd check: %d statement(s) not checked: %s\n", c.statements, c.line)
+	}
+	if line := wh.staleLine(); line != "" {
+		fmt.Fprintf(env.stderr, "dfd check: %s\n", line)
+	}
 	if *asJSON {
 		if findings == nil {
 			findings = []checkFinding{}
@@ -183,10 +208,31 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	fmt.Fprintf(env.stderr, "dfd check: %d statement(s) analysed, %d not%s; %d error(s), %d warning(s)\n",
 		out.Analysed, out.Skipped, map[bool]string{true: " (--verbose says why)", false: ""}[out.Skipped > 0 && !*verbose && !*asJSON], errorsSeen, warnings)
-	if errorsSeen > 0 {
-		return 1
+	if n := syntaxSkipped(out); n > 0 {
+		fmt.Fprintf(env.stderr, "dfd check: GoogleSQL cannot parse %d of the statements not analysed (--verbose says where)\n", n)
 	}
-	return 0
+	switch {
+	case errorsSeen > 0:
+		return exitFindings
+	case unchecked > 0 && *allowUnchecked:
+		fmt.Fprintf(env.stderr, "dfd check: %d statement(s) could not be checked; accepted (--allow-unchecked)\n", unchecked)
+	case unchecked > 0:
+		fmt.Fprintf(env.stderr, "dfd check: could not check %d statement(s) (exit status 3; --allow-unchecked accepts that)\n", unchecked)
+		return exitUnchecked
+	}
+	return exitOK
+}
+
+// syntaxSkipped counts the statements not analysed because GoogleSQL
+// cannot parse them (BigQuery may).
+func syntaxSkipped(out *sqlcheck.Result) int {
+	n := 0
+	for _, b := range out.NotAnalysed {
+		if b.Cause == sqlcheck.CauseSyntax {
+			n += b.Statements
+		}
+	}
+	return n
 }
 
 // compileFinding is a compilation error as a finding: on its file, at the
