@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/adapters/bigquery"
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/adapters/credentials"
@@ -150,4 +151,36 @@ func ParseTimeout(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not a time limit such as 20s or 1m", s)
 	}
 	return d, nil
+}
+
+// Describe says, in one line, who could not get an answer from BigQuery
+// and what BigQuery said: "BigQuery (project p via application default
+// credentials) refused the credentials: UNAUTHENTICATED: …". dfd check
+// and the editor's status say the same, each followed by its own fix
+// (a flag, a setting). creds may be nil (unknown).
+func Describe(err error, creds *credentials.Resolved) string {
+	who := "BigQuery"
+	if creds != nil {
+		if creds.Endpoint != "" {
+			who += " (project " + creds.Project + " at " + creds.Endpoint + ")"
+		} else {
+			who += " (" + creds.String() + ")"
+		}
+	}
+	ae := adapters.AsError(err)
+	said := ae.Error()
+	if i := strings.IndexByte(said, '\n'); i >= 0 {
+		said = said[:i]
+	}
+	switch ae.Code {
+	case adapters.Unauthenticated:
+		return who + " refused the credentials: " + said
+	case adapters.PermissionDenied:
+		return who + " denied access: " + said
+	case adapters.DeadlineExceeded:
+		return who + " did not answer in time: " + said
+	case adapters.Unavailable, adapters.ResourceExhausted:
+		return who + " could not answer: " + said
+	}
+	return who + " failed: " + said
 }
