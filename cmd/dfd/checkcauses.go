@@ -202,30 +202,28 @@ func (w *checkWarehouse) uncheckedCauses(out *sqlcheck.Result, metadataTimeout t
 }
 
 // describeFailure says what the metadata source answered, which
-// credentials it was, and how to fix it.
+// credentials it was (connect.Describe: the editor's status says the
+// same), and how to fix it from the command line.
 func (w *checkWarehouse) describeFailure(ae *adapters.Error, metadataTimeout time.Duration) string {
-	who := "BigQuery"
-	if w.creds != nil {
-		who += " (" + w.creds.String()
-		if w.creds.Endpoint == "" {
-			who += ")"
-		} else {
-			who = "BigQuery (project " + w.creds.Project + " at " + w.creds.Endpoint + ")"
-		}
-	}
-	said := firstLineOf(ae.Error())
+	line := connect.Describe(ae, w.creds)
 	snapshot := "or check against a snapshot: --metadata FILE (`dfd metadata snapshot > metadata.json` where BigQuery answers)"
 	switch ae.Code {
 	case adapters.Unauthenticated:
-		return who + " refused the credentials: " + said + "; fix: run `gcloud auth application-default login` (or renew the key), pass --credentials FILE, " + snapshot
+		switch {
+		case w.creds != nil && w.creds.Endpoint != "":
+			return line + "; fix: the endpoint (--endpoint, $" + credentials.EndpointEnv + ") is reached without authentication, and it asks for some: use one that does not, or none to use credentials, " + snapshot
+		case w.creds != nil && !strings.Contains(w.creds.Source, "application default credentials"):
+			return line + "; fix: renew or replace the key, pass other credentials (--credentials FILE), " + snapshot
+		}
+		return line + "; fix: run `gcloud auth application-default login`, pass --credentials FILE, " + snapshot
 	case adapters.PermissionDenied:
-		return who + " denied access: " + said + "; fix: grant that identity BigQuery metadata access (roles/bigquery.metadataViewer) on the datasets, use other credentials (--credentials FILE), " + snapshot
+		return line + "; fix: grant that identity BigQuery metadata access (roles/bigquery.metadataViewer) on the datasets, use other credentials (--credentials FILE), " + snapshot
 	case adapters.DeadlineExceeded:
-		return fmt.Sprintf("%s did not answer within %s: %s; fix: try again, allow more time (--metadata-timeout), %s", who, metadataTimeout, said, snapshot)
+		return fmt.Sprintf("%s (dfd check waits %s in all); fix: try again, allow more time (--metadata-timeout), %s", line, metadataTimeout, snapshot)
 	case adapters.Unavailable, adapters.ResourceExhausted:
-		return who + " could not answer: " + said + "; fix: try again later, " + snapshot
+		return line + "; fix: try again later, " + snapshot
 	}
-	return who + " failed: " + said + "; " + snapshot
+	return line + "; " + snapshot
 }
 
 // staleLine says that cached metadata older than the command line's

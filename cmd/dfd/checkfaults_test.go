@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/cache"
+	"github.com/dfdtools/dfd/adapters/connect"
+	"github.com/dfdtools/dfd/adapters/credentials"
 	"github.com/dfdtools/dfd/internal/testkit/bqrecorder"
 	"github.com/dfdtools/dfd/internal/testkit/testenv"
+	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 
 // faultProject reads one warehouse table through a chain of two views.
@@ -34,10 +40,10 @@ func TestCheckCommandBigQueryFaults(t *testing.T) {
 		cause []string // in the cause line
 	}{
 		{bqrecorder.FaultNone, nil},
-		{bqrecorder.FaultUnauthenticated, []string{"refused the credentials", "UNAUTHENTICATED", "Request had invalid authentication credentials", "(HTTP 401)", "gcloud auth application-default login", "--metadata FILE"}},
+		{bqrecorder.FaultUnauthenticated, []string{"refused the credentials", "UNAUTHENTICATED", "Request had invalid authentication credentials", "(HTTP 401)", "reached without authentication", "--metadata FILE"}},
 		{bqrecorder.FaultForbidden, []string{"denied access", "PERMISSION_DENIED", "Access Denied", "(HTTP 403)", "roles/bigquery.metadataViewer"}},
 		{bqrecorder.FaultUnavailable, []string{"could not answer", "UNAVAILABLE", "The service is currently unavailable.", "(HTTP 503)", "try again later"}},
-		{bqrecorder.FaultHang, []string{"did not answer within 3s", "DEADLINE_EXCEEDED", "--metadata-timeout"}},
+		{bqrecorder.FaultHang, []string{"did not answer in time", "DEADLINE_EXCEEDED", "waits 3s in all", "--metadata-timeout"}},
 	} {
 		name := string(tc.fault)
 		if name == "" {
@@ -157,5 +163,77 @@ func TestCheckCommandNoCredentials(t *testing.T) {
 	first, _, _ := strings.Cut(string(res.stderr), "\n")
 	if res.code != exitUnchecked || !strings.Contains(first, "2 statement(s) not checked: cannot connect to BigQuery") || !strings.Contains(first, "gcloud auth application-default login") {
 		t.Errorf("exit %d:\n%s", res.code, res.stderr)
+	}
+}
+
+// The fix for refused credentials fits the credentials that were used.
+func TestCheckDescribeRefusedCredentials(t *testing.T) {
+	refused := &adapters.Error{Code: adapters.Unauthenticated, Message: "BigQuery tables.get p.raw.src: Request had invalid authentication credentials. (HTTP 401)"}
+	for _, tc := range []struct {
+		creds *credentials.Resolved
+		want  []string
+	}{
+		{&credentials.Resolved{Project: "p", Source: "application default credentials"},
+			[]string{"BigQuery (project p via application default credentials) refused the credentials: UNAUTHENTICATED: BigQuery tables.get p.raw.src: Request had invalid authentication credentials. (HTTP 401)", "`gcloud auth application-default login`", "--metadata FILE"}},
+		{&credentials.Resolved{Project: "p", Source: "service account ci@p.iam.gserviceaccount.com from /ci/key.json"},
+			[]string{"via service account ci@p.iam.gserviceaccount.com from /ci/key.json", "renew or replace the key"}},
+		{&credentials.Resolved{Project: "p", Endpoint: "http://127.0.0.1:9050", Source: "endpoint http://127.0.0.1:9050 (no authentication)"},
+			[]string{"BigQuery (project p at http://127.0.0.1:9050)", "reached without authentication"}},
+	} {
+		w := &checkWarehouse{creds: tc.creds}
+		got := w.describeFailure(refused, time.Minute)
+		for _, s := range tc.want {
+			if !strings.Contains(got, s) {
+				t.Errorf("%s: %q lacks %q", tc.creds.Source, got, s)
+			}
+		}
+		if tc.creds.Endpoint == "" && strings.Contains(got, "without authentication") || tc.creds.Source != "application default credentials" && strings.Contains(got, "gcloud") {
+			t.Errorf("%s: a fix for other credentials: %q", tc.creds.Source, got)
+		}
+	}
+}
+
+// Cached metadata older than the command line's freshness is used when
+// BigQuery cannot answer, and said: how old, and what BigQuery said. The
+// check then exits 0: every statement was checked, against what BigQuery
+// said before.
+func TestCheckCommandStaleMetadata(t *testing.T) {
+	dir := faultProject(t)
+	for _, tc := range []struct {
+		fault bqrecorder.Fault
+		said  string
+	}{
+		{bqrecorder.FaultUnavailable, "BigQuery: UNAVAILABLE: BigQuery tables.get p.raw.src: The service is currently unavailable. (HTTP 503)"},
+		{bqrecorder.FaultUnauthenticated, "BigQuery: UNAUTHENTICATED:"},
+		{bqrecorder.FaultHang, "BigQuery: DEADLINE_EXCEEDED"},
+	} {
+		t.Run(string(tc.fault), func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			rec := bqrecorder.Start(t, bqrecorder.Options{})
+			// BigQuery answered three hours ago: the cache holds its answer.
+			b, err := connect.Open(context.Background(), connect.Config{
+				Config: credentials.Config{Endpoint: rec.URL, DefaultProject: "p", Getenv: func(string) string { return "" }},
+				Cache:  cache.Options{Now: func() time.Time { return time.Now().Add(-3 * time.Hour) }},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Cache.GetTable(context.Background(), &dataformpb.GetTableRequest{Target: &dataformpb.Target{Database: "p", Schema: "raw", Name: "src"}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rec.SetFault(tc.fault)
+			res := runDFD(t, "check", dir, "--endpoint", rec.URL, "--metadata-timeout", "3s")
+			stderr := string(res.stderr)
+			if res.code != exitOK || !strings.Contains(stderr, "3 statement(s) analysed, 0 not") {
+				t.Errorf("exit %d, want 0 with every statement analysed:\n%s", res.code, stderr)
+			}
+			first, _, _ := strings.Cut(stderr, "\n")
+			if !strings.HasPrefix(first, "dfd check: schemas of 1 table(s) from the metadata cache, fetched up to 3h ago; ") || !strings.Contains(first, tc.said) {
+				t.Errorf("first line %q, want the stale schemas said, with %q", first, tc.said)
+			}
+		})
 	}
 }
