@@ -422,12 +422,15 @@ func (op *openProject) JitPreview(ctx context.Context, req workspace.JitRequest)
 	case ms.err != nil && ms.kind == SourceSnapshot:
 		res.Adapter = "none"
 		res.Warnings = append(res.Warnings, "The metadata snapshot cannot be used, so every database call fails: "+ms.err.Error())
+		inner = noSnapshot{msg: "the metadata snapshot cannot be used: " + ms.err.Error()}
 	case ms.err != nil && ms.kind == SourceBigQuery:
 		res.Adapter = "none"
 		res.Warnings = append(res.Warnings, "BigQuery cannot be used as the metadata source, so every database call fails: "+ms.err.Error())
+		inner = noSnapshot{msg: "BigQuery cannot be used as the metadata source: " + ms.err.Error()}
 	case ms.err != nil:
 		res.Adapter = "none"
 		res.Warnings = append(res.Warnings, ms.err.Error())
+		inner = noSnapshot{msg: ms.err.Error()}
 	default:
 		res.Adapter = "none"
 		res.Warnings = append(res.Warnings, "No metadata source is configured: every database call of the JiT code fails. "+

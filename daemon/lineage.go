@@ -145,7 +145,7 @@ func whyNoLineage(res *sqlcheck.Result, a *workspace.Action, target string) stri
 		return why
 	}
 	if a.Jit {
-		return "its SQL comes from JiT code, which is analysed only when it ran against warehouse metadata (dfd.metadata.source) with every database call answered"
+		return "its SQL comes from JiT code, which is analysed only when it ran against the warehouse's metadata with every database call answered"
 	}
 	return "dfd did not analyse its SQL"
 }

@@ -114,22 +114,34 @@ func (m *metadata) forget(path string) {
 	}
 }
 
-// noSnapshot answers every JiT database call when no metadata snapshot is
-// configured, saying how to configure one.
-type noSnapshot struct{ adapters.UnimplementedAdapter }
+// noSnapshot answers every JiT database call when there is no usable
+// metadata source: msg says why (the configured source's error), or, when
+// none is configured, how to configure one — never that to a user who
+// configured a source that failed.
+type noSnapshot struct {
+	adapters.UnimplementedAdapter
+	msg string
+}
 
 const noSnapshotMsg = "no metadata snapshot is configured for previews; set dfd.metadata.snapshot to a snapshot file (see go doc ./adapters/offline)"
 
-func (noSnapshot) Execute(context.Context, *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, error) {
-	return nil, adapters.Errorf(adapters.FailedPrecondition, noSnapshotMsg)
+func (n noSnapshot) err() error {
+	if n.msg != "" {
+		return adapters.Errorf(adapters.FailedPrecondition, "%s", n.msg)
+	}
+	return adapters.Errorf(adapters.FailedPrecondition, noSnapshotMsg)
 }
 
-func (noSnapshot) ListTables(context.Context, *dataformpb.ListTablesRequest) (*dataformpb.ListTablesResponse, error) {
-	return nil, adapters.Errorf(adapters.FailedPrecondition, noSnapshotMsg)
+func (n noSnapshot) Execute(context.Context, *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, error) {
+	return nil, n.err()
 }
 
-func (noSnapshot) GetTable(context.Context, *dataformpb.GetTableRequest) (*dataformpb.TableMetadata, error) {
-	return nil, adapters.Errorf(adapters.FailedPrecondition, noSnapshotMsg)
+func (n noSnapshot) ListTables(context.Context, *dataformpb.ListTablesRequest) (*dataformpb.ListTablesResponse, error) {
+	return nil, n.err()
+}
+
+func (n noSnapshot) GetTable(context.Context, *dataformpb.GetTableRequest) (*dataformpb.TableMetadata, error) {
+	return nil, n.err()
 }
 
 // tableInfo converts table metadata for a hover.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/gsql"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 	"github.com/dfdtools/dfd/source"
@@ -115,6 +116,17 @@ func (op *openProject) sqlDiagnostics(ctx context.Context, ms metaSource, h *gra
 		return nil
 	}
 	st.last.Store(&sqlChecked{res: res, g: h.graph, jit: jitSQL, lineage: lineage})
+	// A lookup BigQuery refused or could not answer is what dfd/status
+	// shows, as dfd check says it. One that only ran out of the check's
+	// budget says nothing of BigQuery: the cache's fetch goes on.
+	for _, b := range res.NotAnalysed {
+		if b.Cause == sqlcheck.CauseUnanswered && b.Err != nil {
+			if code := adapters.CodeOf(b.Err); code != adapters.DeadlineExceeded && code != adapters.Canceled {
+				ms.bq.noteFetch(b.Err)
+				break
+			}
+		}
+	}
 	// Which statements were not analysed is said where it helps: with no
 	// metadata source, every statement reading a warehouse table would
 	// carry the same hint (dfd/status says the source is none); a table

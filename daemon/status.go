@@ -10,6 +10,7 @@ import (
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/adapters/connect"
+	"github.com/dfdtools/dfd/adapters/credentials"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/workspace"
 )
@@ -94,10 +95,11 @@ func (c *bqConn) status(st *workspace.MetadataStatus) {
 		cached += ", newest fetched " + roundAge(time.Since(stats.Newest)) + " ago"
 	}
 	switch {
-	case lastErr != nil && unreachable(lastErr):
-		st.State, st.Detail = workspace.MetadataStale, desc+": BigQuery could not be reached ("+firstLine(lastErr.Error())+"); serving cached metadata ("+cached+")"
 	case lastErr != nil && credentialsRefused(lastErr):
-		st.State, st.Detail = workspace.MetadataError, desc+": "+firstLine(lastErr.Error())
+		// What dfd check says too (connect.Describe), and the fix.
+		st.State, st.Detail = workspace.MetadataError, connect.Describe(firstError(lastErr), c.b.Credentials)+"; "+credentialsFix(c.b.Credentials)+" ("+cached+")"
+	case lastErr != nil && unreachable(lastErr):
+		st.State, st.Detail = workspace.MetadataStale, connect.Describe(firstError(lastErr), c.b.Credentials)+"; serving cached metadata ("+cached+")"
 	case stats.Stale > staleBase:
 		st.State, st.Detail = workspace.MetadataStale, fmt.Sprintf("%s: %d stale answers since the last successful fetch (%s)", desc, stats.Stale-staleBase, cached)
 	case lastErr != nil:
@@ -168,9 +170,43 @@ func unreachable(err error) bool {
 // credentialsRefused: err (possibly joined) is BigQuery refusing who we are.
 func credentialsRefused(err error) bool {
 	return anyError(err, func(e error) bool {
-		return codePrefix(e.Error(), "UNAUTHENTICATED") || strings.Contains(e.Error(), "UNAUTHENTICATED") ||
+		return adapters.CodeOf(e) == adapters.Unauthenticated || strings.Contains(e.Error(), string(adapters.Unauthenticated)) ||
 			strings.Contains(e.Error(), "invalid_grant")
 	})
+}
+
+// credentialsFix says how to mend refused credentials, for the source
+// the user has: never "configure a source" to one who configured it.
+func credentialsFix(creds *credentials.Resolved) string {
+	if creds != nil && creds.Endpoint != "" {
+		return "fix: dfd.bigquery.endpoint is reached without authentication, and it asks for some; point it at one that does not, or unset it to use credentials"
+	}
+	if creds != nil && creds.Source != "" && !strings.HasPrefix(creds.Source, "application default credentials") && !strings.HasSuffix(creds.Source, "(application default credentials)") {
+		return "fix: renew or replace the key (" + creds.Source + "), then refresh the metadata"
+	}
+	return "fix: run `gcloud auth application-default login` (or set dfd.bigquery.credentials to a key file), then refresh the metadata"
+}
+
+// firstError is the first of a joined error that says something, for
+// a one-line status: the refused credentials or the outage, not a
+// dataset that does not exist yet.
+func firstError(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var first error
+		for _, e := range j.Unwrap() {
+			switch {
+			case e == nil:
+			case adapters.CodeOf(e) == adapters.Unauthenticated, adapters.CodeOf(e) == adapters.Unavailable, adapters.CodeOf(e) == adapters.DeadlineExceeded:
+				return firstError(e)
+			case first == nil:
+				first = e
+			}
+		}
+		if first != nil {
+			return firstError(first)
+		}
+	}
+	return err
 }
 
 func anyError(err error, f func(error) bool) bool {
