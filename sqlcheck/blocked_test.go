@@ -141,3 +141,37 @@ func (c *cachingSource) CachedTable(_ context.Context, req *dataformpb.GetTableR
 	m, ok := c.cached[req.GetTarget().GetSchema()+"."+req.GetTarget().GetName()]
 	return m, ok, nil
 }
+
+// The SQL of a view, table, incremental table or assertion must be a
+// query: another statement is an error, found without any schema. An
+// operation runs any statement.
+func TestCheckQueryKindOffline(t *testing.T) {
+	g := &dataformpb.CompiledGraph{
+		ProjectConfig: &dataformpb.ProjectConfig{DefaultDatabase: "p"},
+		Tables: []*dataformpb.Table{
+			{Target: &dataformpb.Target{Database: "p", Schema: "d", Name: "v"}, FileName: "definitions/v.sqlx",
+				EnumType: dataformpb.TableType_VIEW, Query: "DELETE FROM `p.raw.src` WHERE TRUE"},
+			{Target: &dataformpb.Target{Database: "p", Schema: "d", Name: "ok"}, FileName: "definitions/ok.sqlx",
+				EnumType: dataformpb.TableType_TABLE, Query: "WITH x AS (SELECT 1 AS a) SELECT a FROM x;\n"},
+		},
+		Operations: []*dataformpb.Operation{{Target: &dataformpb.Target{Database: "p", Schema: "d", Name: "op"}, FileName: "definitions/op.sqlx",
+			Queries: []string{"DELETE FROM `p.raw.src` WHERE TRUE"}}},
+	}
+	res, err := Check(context.Background(), g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := 0
+	for _, f := range res.Findings {
+		if f.Severity != Error {
+			continue
+		}
+		errs++
+		if f.File != "definitions/v.sqlx" || f.Code != CodeNotAQuery || !strings.Contains(f.Message, "the SQL of a view must be a query") || !strings.Contains(f.Message, "DELETE") {
+			t.Errorf("error %+v", f)
+		}
+	}
+	if errs != 1 {
+		t.Errorf("%d errors, want the view's one: %+v", errs, res.Findings)
+	}
+}

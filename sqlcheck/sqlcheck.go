@@ -762,6 +762,8 @@ func (c *checker) action(a *action) error {
 		return nil
 	}
 	c.current = a
+	c.mustBeQuery(a, "query", a.query)
+	c.mustBeQuery(a, "incremental query", a.incQuery)
 	if err := run(script("", a.preOps, a.query, a.queries, a.postOps)); err != nil {
 		return err
 	}
@@ -796,6 +798,32 @@ func compileFailed(g *dataformpb.CompiledGraph, file string) bool {
 func syntaxError(an gsql.Analysis) bool {
 	return an.Problem != nil && an.Problem.Kind == gsql.SyntaxError
 }
+
+// mustBeQuery reports, as an error, the query of a table, view,
+// incremental table or assertion that is one statement of another kind
+// (DML, DDL, …): Dataform puts it in CREATE … AS, INSERT … SELECT or a
+// SELECT … FROM ( … ), which take a query only, so BigQuery rejects it.
+// It needs no schema: it holds offline too. Scripts are left alone (a
+// trailing statement may be what the user meant as a post-operation;
+// the analysis says what it can).
+func (c *checker) mustBeQuery(a *action, label, sql string) {
+	if a.kind == "operation" || strings.TrimSpace(sql) == "" || (label == "incremental query" && sql == a.query) {
+		return
+	}
+	v := gsql.Classify(c.ctx, sql)
+	if v.Kind != gsql.Statement {
+		return
+	}
+	f := c.place(a, label, sql, 0, 0)
+	f.Severity, f.Code = Error, CodeNotAQuery
+	what := map[string]string{"table": "a table", "view": "a view", "incremental": "an incremental table", "assertion": "an assertion"}[a.kind]
+	f.Message = fmt.Sprintf("the SQL of %s must be a query (SELECT or WITH), which Dataform wraps in the statement that builds it: this is a %s (an operation runs any statement)", what, v.Reason)
+	c.res.Findings = append(c.res.Findings, f)
+}
+
+// CodeNotAQuery is the Code of the error on a table's, view's or
+// assertion's SQL that is not a query.
+const CodeNotAQuery = "not-a-query"
 
 // jitSQL fills a JiT action's statements from its JiT response, if the
 // caller has one.
