@@ -156,7 +156,7 @@ var opPrefixRE = regexp.MustCompile(`^BigQuery [A-Za-z.]+(?: [^\s:]+)?: `)
 // every statement that needed warehouse metadata got it (or none did).
 func (w *checkWarehouse) uncheckedCauses(out *sqlcheck.Result, metadataTimeout time.Duration) []checkCause {
 	var causes []checkCause
-	noMetadata := 0
+	noMetadata, jit := 0, 0
 	byKey := map[string]*checkCause{}
 	var keys []string
 	for _, b := range out.NotAnalysed {
@@ -168,6 +168,7 @@ func (w *checkWarehouse) uncheckedCauses(out *sqlcheck.Result, metadataTimeout t
 			// any, its SQL and what reads it wait for metadata too.
 			if w.source == nil {
 				noMetadata += b.Statements
+				jit += b.Statements
 			}
 		case sqlcheck.CauseUnanswered:
 			ae := adapters.AsError(b.Err)
@@ -194,7 +195,15 @@ func (w *checkWarehouse) uncheckedCauses(out *sqlcheck.Result, metadataTimeout t
 			causes = append(causes, checkCause{statements: noMetadata, line: "cannot connect to BigQuery: " + firstLineOf(w.connectErr.Error()) +
 				"; fix: run `gcloud auth application-default login` or pass --credentials FILE, or check against a snapshot: --metadata FILE (`dfd metadata snapshot > metadata.json` where BigQuery is reachable)"})
 		default:
-			causes = append(causes, checkCause{statements: noMetadata, line: "no warehouse metadata (--offline): they read warehouse tables whose schemas dfd does not know, or are JiT actions, whose code runs only against metadata" +
+			var parts []string
+			if n := noMetadata - jit; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d read warehouse tables whose schemas dfd does not know", n))
+			}
+			if jit > 0 {
+				parts = append(parts, fmt.Sprintf("%d are JiT actions (their code runs only against metadata) or read them", jit))
+			}
+			what := strings.Join(parts, ", ")
+			causes = append(causes, checkCause{statements: noMetadata, line: "no warehouse metadata (--offline): " + what +
 				"; to check them: `dfd metadata snapshot > metadata.json` where BigQuery is reachable, commit it and run `dfd check --metadata metadata.json`, or give dfd BigQuery credentials (`gcloud auth application-default login`)"})
 		}
 	}
