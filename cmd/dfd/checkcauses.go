@@ -185,6 +185,20 @@ func (w *checkWarehouse) uncheckedCauses(out *sqlcheck.Result, metadataTimeout t
 			c.statements += b.Statements
 		}
 	}
+	// JiT actions whose code ran against BigQuery but whose calls it
+	// could not answer: charged to what BigQuery said to those calls.
+	if jitBlocked := w.jitBlockedByBigQuery(out); jitBlocked > 0 {
+		if ae := w.firstFailedCall(); ae != nil {
+			key := string(ae.Code) + "\x00" + opPrefixRE.ReplaceAllString(ae.Message, "")
+			c := byKey[key]
+			if c == nil {
+				c = &checkCause{line: w.describeFailure(ae, metadataTimeout)}
+				byKey[key] = c
+				keys = append(keys, key)
+			}
+			c.statements += jitBlocked
+		}
+	}
 	for _, k := range keys {
 		causes = append(causes, *byKey[k])
 	}
@@ -208,6 +222,34 @@ func (w *checkWarehouse) uncheckedCauses(out *sqlcheck.Result, metadataTimeout t
 		}
 	}
 	return causes
+}
+
+// jitBlockedByBigQuery counts the statements not analysed because a JiT
+// action's code did not give its SQL, when BigQuery is the source.
+func (w *checkWarehouse) jitBlockedByBigQuery(out *sqlcheck.Result) int {
+	if w.bq == nil {
+		return 0
+	}
+	n := 0
+	for _, b := range out.NotAnalysed {
+		if b.Cause == sqlcheck.CauseJit {
+			n += b.Statements
+		}
+	}
+	return n
+}
+
+// firstFailedCall is the first metadata or query call BigQuery refused or
+// could not answer (nil: none; a missing table is an answer).
+func (w *checkWarehouse) firstFailedCall() *adapters.Error {
+	for _, c := range w.bq.Calls() {
+		switch c.Code {
+		case adapters.Unauthenticated, adapters.PermissionDenied, adapters.Unavailable, adapters.DeadlineExceeded, adapters.ResourceExhausted:
+			msg := strings.TrimPrefix(c.Error, string(c.Code)+": ")
+			return &adapters.Error{Code: c.Code, Message: msg}
+		}
+	}
+	return nil
 }
 
 // describeFailure says what the metadata source answered, which

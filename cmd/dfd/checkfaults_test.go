@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +237,27 @@ func TestCheckCommandStaleMetadata(t *testing.T) {
 				t.Errorf("first line %q, want the stale schemas said, with %q", first, tc.said)
 			}
 		})
+	}
+}
+
+// The shipped example's JiT actions run against BigQuery: when it refuses
+// the credentials, the statements they would have given are charged to
+// that cause too, on the same one line, and the check exits 3.
+func TestCheckCommandJitFaults(t *testing.T) {
+	dir := testenv.ProjectCopy(t, filepath.Join(testenv.RepoRoot(), "examples", "clickstream"), "")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	rec := bqrecorder.Start(t, bqrecorder.Options{Fault: bqrecorder.FaultUnauthenticated})
+	res := runDFD(t, "check", dir, "--endpoint", rec.URL, "--metadata-timeout", "5s")
+	stderr := string(res.stderr)
+	if res.code != exitUnchecked || strings.Count(stderr, "not checked:") != 1 {
+		t.Fatalf("exit %d, want 3 with one cause:\n%s", res.code, stderr)
+	}
+	m := regexp.MustCompile(`dfd check: (\d+) statement\(s\) not checked: BigQuery \(project acme-clickstream at [^)]*\) refused the credentials`).FindStringSubmatch(stderr)
+	s := checkSummaryRE.FindStringSubmatch(stderr)
+	if m == nil || s == nil {
+		t.Fatalf("no cause line or no summary:\n%s", stderr)
+	}
+	if m[1] != s[2] {
+		t.Errorf("%s statement(s) charged to BigQuery, %s not analysed in all: every one is BigQuery's doing here:\n%s", m[1], s[2], stderr)
 	}
 }
