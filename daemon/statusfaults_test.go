@@ -20,15 +20,15 @@ import (
 // never tell the user to configure the source they configured.
 func TestStatusBigQueryFaults(t *testing.T) {
 	for _, tc := range []struct {
-		fault bqrecorder.Fault
+		fault *bqrecorder.Fault
 		state string
 		want  []string
 	}{
 		{bqrecorder.FaultUnauthenticated, "error", []string{"refused the credentials", "UNAUTHENTICATED", "(HTTP 401)", "fix: dfd.bigquery.endpoint is reached without authentication"}},
 		{bqrecorder.FaultUnavailable, "stale", []string{"could not answer", "UNAVAILABLE", "(HTTP 503)"}},
 	} {
-		t.Run(string(tc.fault), func(t *testing.T) {
-			rec := bqrecorder.Start(t, bqrecorder.Options{Fault: tc.fault})
+		t.Run(tc.fault.String(), func(t *testing.T) {
+			rec := bqrecorder.Start(t, bqrecorder.Options{Fault: bqrecorder.Always(tc.fault)})
 			t.Setenv("XDG_CACHE_HOME", t.TempDir())
 			root := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
 				"workflow_settings.yaml": "defaultProject: p\ndefaultDataset: d\ndefaultLocation: US\n",

@@ -38,22 +38,22 @@ func faultProject(t *testing.T) string {
 func TestCheckCommandBigQueryFaults(t *testing.T) {
 	dir := faultProject(t)
 	for _, tc := range []struct {
-		fault bqrecorder.Fault
+		fault *bqrecorder.Fault
 		cause []string // in the cause line
 	}{
-		{bqrecorder.FaultNone, nil},
+		{nil, nil},
 		{bqrecorder.FaultUnauthenticated, []string{"refused the credentials", "UNAUTHENTICATED", "Request had invalid authentication credentials", "(HTTP 401)", "reached without authentication", "--metadata FILE"}},
 		{bqrecorder.FaultForbidden, []string{"denied access", "PERMISSION_DENIED", "Access Denied", "(HTTP 403)", "roles/bigquery.metadataViewer"}},
 		{bqrecorder.FaultUnavailable, []string{"could not answer", "UNAVAILABLE", "The service is currently unavailable.", "(HTTP 503)", "try again later"}},
 		{bqrecorder.FaultHang, []string{"did not answer in time", "DEADLINE_EXCEEDED", "waits 3s in all", "--metadata-timeout"}},
 	} {
-		name := string(tc.fault)
+		name := tc.fault.String()
 		if name == "" {
 			name = "none"
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("XDG_CACHE_HOME", t.TempDir()) // nothing cached
-			rec := bqrecorder.Start(t, bqrecorder.Options{Fault: tc.fault})
+			rec := bqrecorder.Start(t, bqrecorder.Options{Fault: bqrecorder.Always(tc.fault)})
 			for _, allow := range []bool{false, true} {
 				args := []string{"check", dir, "--endpoint", rec.URL, "--metadata-timeout", "3s"}
 				if allow {
@@ -66,7 +66,7 @@ func TestCheckCommandBigQueryFaults(t *testing.T) {
 				if took > 30*time.Second {
 					t.Errorf("allow=%v: took %s", allow, took.Round(time.Second))
 				}
-				if tc.fault == bqrecorder.FaultNone {
+				if tc.fault == nil {
 					if res.code != exitOK || !strings.Contains(stderr, "3 statement(s) analysed, 0 not") || strings.Contains(stderr, "not checked") {
 						t.Errorf("exit %d, want 0 with every statement analysed:\n%s", res.code, stderr)
 					}
@@ -109,7 +109,7 @@ func TestCheckCommandBigQueryFaults(t *testing.T) {
 func TestCheckCommandFaultJSON(t *testing.T) {
 	dir := faultProject(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	rec := bqrecorder.Start(t, bqrecorder.Options{Fault: bqrecorder.FaultUnavailable})
+	rec := bqrecorder.Start(t, bqrecorder.Options{Fault: bqrecorder.Always(bqrecorder.FaultUnavailable)})
 	res := runDFD(t, "check", dir, "--endpoint", rec.URL, "--json")
 	var findings []checkFinding
 	if err := json.Unmarshal(res.stdout, &findings); err != nil || res.code != exitUnchecked {
@@ -202,14 +202,14 @@ func TestCheckDescribeRefusedCredentials(t *testing.T) {
 func TestCheckCommandStaleMetadata(t *testing.T) {
 	dir := faultProject(t)
 	for _, tc := range []struct {
-		fault bqrecorder.Fault
+		fault *bqrecorder.Fault
 		said  string
 	}{
 		{bqrecorder.FaultUnavailable, "BigQuery: UNAVAILABLE: BigQuery tables.get p.raw.src: The service is currently unavailable. (HTTP 503)"},
 		{bqrecorder.FaultUnauthenticated, "BigQuery: UNAUTHENTICATED:"},
 		{bqrecorder.FaultHang, "BigQuery: DEADLINE_EXCEEDED"},
 	} {
-		t.Run(string(tc.fault), func(t *testing.T) {
+		t.Run(tc.fault.String(), func(t *testing.T) {
 			t.Setenv("XDG_CACHE_HOME", t.TempDir())
 			rec := bqrecorder.Start(t, bqrecorder.Options{})
 			// BigQuery answered three hours ago: the cache holds its answer.
@@ -246,7 +246,7 @@ func TestCheckCommandStaleMetadata(t *testing.T) {
 func TestCheckCommandJitFaults(t *testing.T) {
 	dir := testenv.ProjectCopy(t, filepath.Join(testenv.RepoRoot(), "examples", "clickstream"), "")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	rec := bqrecorder.Start(t, bqrecorder.Options{Fault: bqrecorder.FaultUnauthenticated})
+	rec := bqrecorder.Start(t, bqrecorder.Options{Fault: bqrecorder.Always(bqrecorder.FaultUnauthenticated)})
 	res := runDFD(t, "check", dir, "--endpoint", rec.URL, "--metadata-timeout", "5s")
 	stderr := string(res.stderr)
 	if res.code != exitUnchecked || strings.Count(stderr, "not checked:") != 1 {

@@ -461,3 +461,20 @@ func (s *Server) slowJob(w http.ResponseWriter, r *http.Request, project, kind, 
 		JobReference: job.JobReference,
 	})
 }
+
+// String names the fault, for test names: "none" for nil.
+func (f *Fault) String() string {
+	switch {
+	case f == nil:
+		return "none"
+	case f.Hang:
+		return "hang"
+	case f.CutBody:
+		return "cut-body"
+	case f.Malformed:
+		return "malformed"
+	case f.RetryAfter > 0:
+		return fmt.Sprintf("%d-retry-after-%ds", f.Status, f.RetryAfter)
+	}
+	return fmt.Sprint(f.Status)
+}
