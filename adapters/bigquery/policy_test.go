@@ -55,7 +55,7 @@ func TestCallPolicy(t *testing.T) {
 		{"503 with Retry-After 1", bqrecorder.Status(503, 1), adapters.Unavailable, "bqrecorder fault: 503", 4, []time.Duration{time.Second, time.Second, time.Second}, true, 0},
 		{"429 with Retry-After 2", bqrecorder.Status(429, 2), adapters.ResourceExhausted, "bqrecorder fault: 429", 4, []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second}, false, 0},
 		{"429 with Retry-After past the limit", bqrecorder.Status(429, 60), adapters.ResourceExhausted, "asked to retry after 1m0s", 1, []time.Duration{}, false, 0},
-		{"401 expired credentials", bqrecorder.Status(401, 0), adapters.PermissionDenied, "bqrecorder fault: 401", 1, []time.Duration{}, false, 0},
+		{"401 expired credentials", bqrecorder.Status(401, 0), adapters.Unauthenticated, "bqrecorder fault: 401", 1, []time.Duration{}, false, 0},
 		{"403 access denied", bqrecorder.Status(403, 0), adapters.PermissionDenied, "bqrecorder fault: 403", 1, []time.Duration{}, false, 0},
 		{"body cut short", &bqrecorder.Fault{CutBody: true}, adapters.Unavailable, "unexpected EOF", 4, nil, true, 0},
 		{"malformed JSON", &bqrecorder.Fault{Malformed: true}, adapters.Unavailable, "invalid character", 4, nil, true, 0},
