@@ -24,7 +24,8 @@ const (
 	// for a table it reads (a snapshot without it, a table BigQuery says
 	// does not exist, a column type dfd cannot model).
 	CauseUnknownTable Cause = "unknown-table"
-	// CauseSyntax: GoogleSQL cannot parse it (BigQuery may).
+	// CauseSyntax: GoogleSQL's parser does not take it, and BigQuery may
+	// (a statement kind GoogleSQL does not know yet, and the like).
 	CauseSyntax Cause = "syntax"
 	// CauseJit: it reads a JiT action whose SQL the check did not get.
 	CauseJit Cause = "jit"
@@ -121,8 +122,14 @@ func (c *checker) rootOf(an gsql.Analysis) blocker {
 	if best != nil {
 		return *best
 	}
-	if strings.HasPrefix(an.Skipped, "GoogleSQL cannot parse it") {
-		return blocker{cause: CauseSyntax, table: c.current.name, what: "a statement GoogleSQL cannot parse"}
+	// What GoogleSQL's parser does not take but BigQuery may (statement
+	// kinds it does not know yet, features still in development, a part
+	// of a script on its own); a statement it certainly rejects is a
+	// syntax error, a finding, not a skip.
+	for _, prefix := range []string{"GoogleSQL cannot parse", "GoogleSQL does not know", "GoogleSQL parses it only"} {
+		if strings.HasPrefix(an.Skipped, prefix) {
+			return blocker{cause: CauseSyntax, table: c.current.name, what: "a statement GoogleSQL's parser does not take"}
+		}
 	}
 	return blocker{cause: CauseOther, table: c.current.name, what: "a statement dfd does not analyse"}
 }

@@ -209,7 +209,7 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	fmt.Fprintf(env.stderr, "dfd check: %d statement(s) analysed, %d not%s; %d error(s), %d warning(s)\n",
 		out.Analysed, out.Skipped, map[bool]string{true: " (--verbose says why)", false: ""}[out.Skipped > 0 && !*verbose && !*asJSON], errorsSeen, warnings)
 	if n := syntaxSkipped(out); n > 0 {
-		fmt.Fprintf(env.stderr, "dfd check: GoogleSQL cannot parse %d of the statements not analysed (--verbose says where)\n", n)
+		fmt.Fprintf(env.stderr, "dfd check: GoogleSQL's parser does not take %d of the statements not analysed, which BigQuery may run (--verbose says where)\n", n)
 	}
 	switch {
 	case errorsSeen > 0:
@@ -223,8 +223,8 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	return exitOK
 }
 
-// syntaxSkipped counts the statements not analysed because GoogleSQL
-// cannot parse them (BigQuery may).
+// syntaxSkipped counts the statements not analysed because GoogleSQL's
+// parser does not take them (BigQuery may: see gsql's notYetInGoogleSQL).
 func syntaxSkipped(out *sqlcheck.Result) int {
 	n := 0
 	for _, b := range out.NotAnalysed {
