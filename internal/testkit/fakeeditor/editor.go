@@ -230,7 +230,9 @@ func Message(d protocol.Diagnostic) string {
 }
 
 func (e *Editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
-	method := req.Method()
+	// The connection decodes the method without copying it, into a buffer
+	// it reuses: the Notifications kept beyond this call need a copy.
+	method := strings.Clone(req.Method())
 	params := json.RawMessage(append([]byte(nil), req.Params()...))
 	switch method {
 	case protocol.MethodTextDocumentPublishDiagnostics:
