@@ -78,8 +78,11 @@ type Finding struct {
 	StatementColumn   int
 	MappedToPlacement bool // the position is where a ${…} or ref() put the text, not the text itself
 	// AbsentOnly marks a skipped statement (a Hint) whose only unknown
-	// tables are ones the metadata source says do not exist: an editor
-	// that already warns about those may leave the hint out.
+	// tables are declarations its action depends on that the metadata
+	// source says do not exist: an editor that already warns about those
+	// refs may leave the hint out. A table the project does not declare
+	// (a name written in the SQL, a table an earlier statement creates)
+	// has no such warning, so its hint is not AbsentOnly.
 	AbsentOnly bool
 }
 
@@ -1054,6 +1057,26 @@ func firstLine(s string) string {
 	return s
 }
 
+// declaredDeps reports whether every table of names is a declaration a
+// depends on.
+func (c *checker) declaredDeps(a *action, names []string) bool {
+	deps := map[string]bool{}
+	for _, d := range a.deps {
+		deps[strings.ToLower(targetPath(d, c.defaultProject))] = true
+	}
+	declared := map[string]bool{}
+	for _, d := range c.g.GetDeclarations() {
+		declared[strings.ToLower(targetPath(d.GetTarget(), c.defaultProject))] = true
+	}
+	for _, n := range names {
+		key := strings.ToLower(c.qualify(n))
+		if !deps[key] || !declared[key] {
+			return false
+		}
+	}
+	return true
+}
+
 // report turns an analysis into findings.
 func (c *checker) report(a *action, label, sql string, an gsql.Analysis) {
 	if syntaxError(an) && compileFailed(c.g, a.file) {
@@ -1077,7 +1100,7 @@ func (c *checker) report(a *action, label, sql string, an gsql.Analysis) {
 		f.Severity, f.Code = Hint, CodeSkipped
 		why, absentOnly := c.why(an)
 		f.Message = "SQL not checked: " + why
-		f.AbsentOnly = absentOnly
+		f.AbsentOnly = absentOnly && c.declaredDeps(a, an.Unknown)
 		c.res.Findings = append(c.res.Findings, f)
 	case an.Problem != nil:
 		c.res.Analysed++

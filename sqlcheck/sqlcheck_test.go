@@ -2,6 +2,7 @@ package sqlcheck
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,6 +177,48 @@ func TestCheckMissingTable(t *testing.T) {
 		if !certain && f.Severity != Hint {
 			t.Errorf("not certain: %+v", f)
 		}
+	}
+}
+
+// A statement skipped because it reads a table the snapshot says does not
+// exist is AbsentOnly (an editor may leave its hint out, having warned on
+// the ref) only when that table is a declaration the action depends on:
+// a table written by name, or one an earlier statement creates, has no
+// such warning.
+func TestCheckAbsentOnly(t *testing.T) {
+	gone := &dataformpb.Target{Database: "p", Schema: "raw", Name: "gone"}
+	g := &dataformpb.CompiledGraph{
+		ProjectConfig: &dataformpb.ProjectConfig{DefaultDatabase: "p"},
+		Declarations:  []*dataformpb.Declaration{{Target: gone, FileName: "definitions/gone.sqlx"}},
+		Tables: []*dataformpb.Table{{
+			Target: &dataformpb.Target{Database: "p", Schema: "d", Name: "by_ref"}, FileName: "definitions/by_ref.sqlx",
+			EnumType: dataformpb.TableType_VIEW, Query: "SELECT a FROM `p.raw.gone`", DependencyTargets: []*dataformpb.Target{gone},
+		}, {
+			Target: &dataformpb.Target{Database: "p", Schema: "d", Name: "by_name"}, FileName: "definitions/by_name.sqlx",
+			EnumType: dataformpb.TableType_VIEW, Query: "SELECT a FROM `p.raw.gone`",
+		}, {
+			Target: &dataformpb.Target{Database: "p", Schema: "d", Name: "undeclared"}, FileName: "definitions/undeclared.sqlx",
+			EnumType: dataformpb.TableType_VIEW, Query: "SELECT a FROM `p.raw.archive`",
+		}},
+	}
+	md, err := offline.Parse("empty", []byte(`{"tables": []}`), offline.Options{DefaultDatabase: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Check(context.Background(), g, Options{Metadata: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, f := range res.Findings {
+		if f.Code != CodeSkipped || !strings.Contains(f.Message, "which the metadata source says does not exist") {
+			t.Errorf("%s: %s %q, want a hint that the table does not exist", f.Action, f.Code, f.Message)
+		}
+		got[f.Action] = f.AbsentOnly
+	}
+	want := map[string]bool{"p.d.by_ref": true, "p.d.by_name": false, "p.d.undeclared": false}
+	if !maps.Equal(got, want) {
+		t.Errorf("AbsentOnly by action %v, want %v", got, want)
 	}
 }
 
