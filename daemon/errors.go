@@ -82,6 +82,16 @@ func mapErrors(root, settingsRel string, errs []*dataformpb.CompilationError, re
 	return dedupe(out)
 }
 
+// CompileErrorDiagnostics are core's compilation errors of a compile of
+// the project at root (settingsRel its settings file) as the editor shows
+// them: on their files, lines and columns (Diagnostic.Range), with the
+// same messages. read returns a project file as the compile read it. dfd
+// check reports compilation errors with it, so that the CLI and the
+// editor agree.
+func CompileErrorDiagnostics(root, settingsRel string, errs []*dataformpb.CompilationError, read func(rel string) ([]byte, bool), g *dataformpb.CompiledGraph) []workspace.Diagnostic {
+	return mapErrors(root, settingsRel, errs, read, g)
+}
+
 type jsPos struct{ line, col int } // 1-based, in the code that ran
 
 func mapError(root, settingsRel string, e *dataformpb.CompilationError, read fileReader) workspace.Diagnostic {

@@ -142,18 +142,7 @@ func (s *Server) convertDiagnostics(snap *workspace.Snapshot, ds []workspace.Dia
 			pd.Code = protocol.String(d.Code)
 		}
 		if m := mapperFor(path); m != nil {
-			start := m.OffsetBytes(d.Line, d.Col)
-			var end int
-			if d.EndLine < 0 {
-				end = m.OffsetBytes(d.Line, 1<<30)
-			} else {
-				end = m.OffsetBytes(d.EndLine, d.EndCol)
-			}
-			if end < start {
-				end = start
-			}
-			sl, sc := m.PositionUTF16(start)
-			el, ec := m.PositionUTF16(end)
+			sl, sc, el, ec := d.Range(m)
 			pd.Range = protocol.Range{
 				Start: protocol.Position{Line: uint32(sl), Character: uint32(sc)},
 				End:   protocol.Position{Line: uint32(el), Character: uint32(ec)},

@@ -1,6 +1,10 @@
 package workspace
 
-import "time"
+import (
+	"time"
+
+	"github.com/dfdtools/dfd/source"
+)
 
 // The neutral model of a compiled project: what the LSP handlers show and
 // the backend produces. No protobufs, no engine, no BigQuery types.
@@ -134,6 +138,24 @@ type Diagnostic struct {
 	// such a diagnostic on the same path and start is not published
 	// beside it.
 	Replaces string
+}
+
+// Range is where d is in the text m maps, as editors count: 0-based
+// lines, columns in UTF-16 code units. An EndLine below 0 means the rest
+// of the start line. The editor's diagnostics (package lsp) and dfd
+// check's findings both place a diagnostic with it.
+func (d Diagnostic) Range(m *source.Mapper) (line, col, endLine, endCol int) {
+	start := m.OffsetBytes(d.Line, d.Col)
+	var end int
+	if d.EndLine < 0 {
+		end = m.OffsetBytes(d.Line, 1<<30)
+	} else {
+		end = m.OffsetBytes(d.EndLine, d.EndCol)
+	}
+	end = max(end, start)
+	line, col = m.PositionUTF16(start)
+	endLine, endCol = m.PositionUTF16(end)
+	return line, col, endLine, endCol
 }
 
 // JitResult is the SQL that running an action's JiT code produced.

@@ -21,10 +21,12 @@ import (
 	"github.com/dfdtools/dfd/adapters/offline"
 	"github.com/dfdtools/dfd/adapters/policy"
 	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/daemon"
 	"github.com/dfdtools/dfd/gsql"
 	"github.com/dfdtools/dfd/internal/regfile"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/protos/dataformpb"
+	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/sqlcheck"
 )
 
@@ -118,7 +120,7 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
 		return 1
 	}
-	_, res, err := compileDir(ctx, env, dir, compile.Options{Overrides: overrides(), Timeout: d, Log: logTo(env.stderr), MemoryLimit: jit.DefaultMemoryLimit})
+	p, res, err := compileDir(ctx, env, dir, compile.Options{Overrides: overrides(), Timeout: d, Log: logTo(env.stderr), MemoryLimit: jit.DefaultMemoryLimit})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
 		return 1
@@ -130,17 +132,15 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	gsqlReady <- nil
 
-	// The compile's own errors come first: they are errors too.
-	var findings []checkFinding
-	for _, e := range res.Errors() {
-		findings = append(findings, compileFinding(dir, e))
+	read := func(rel string) ([]byte, bool) {
+		b, err := regfile.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		return b, err == nil
 	}
+	// The compile's own errors come first: they are errors too.
+	findings := compileFindings(dir, p.SettingsFile, res, read)
 
 	opts := sqlcheck.Options{
-		Read: func(rel string) ([]byte, bool) {
-			b, err := regfile.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
-			return b, err == nil
-		},
+		Read: read,
 	}
 	// One budget for every metadata call of the check, JiT actions'
 	// included: CI waits for BigQuery rather than skip, but not forever.
@@ -235,36 +235,29 @@ func syntaxSkipped(out *sqlcheck.Result) int {
 	return n
 }
 
-// compileFinding is a compilation error as a finding: on its file, at the
-// line of its stack's frame in that file when there is one.
-func compileFinding(root string, e *dataformpb.CompilationError) checkFinding {
-	f := checkFinding{File: e.GetFileName(), Line: 1, Column: 1, EndLine: 1, EndColumn: 1, Severity: "error", Message: e.GetMessage(), Code: "compile"}
-	if t := e.GetActionTarget(); t != nil {
-		f.Action = adapters.TargetString(t)
+// compileFindings are the compilation errors as findings, placed and
+// worded as the editor shows them (daemon.CompileErrorDiagnostics). They
+// name no action: the message does when it is about one.
+func compileFindings(root, settingsRel string, res *compile.Result, read func(string) ([]byte, bool)) []checkFinding {
+	errs := res.Errors()
+	if len(errs) == 0 {
+		return nil
 	}
-	if line, col, ok := stackPosition(root, e.GetFileName(), e.GetStack()); ok {
-		f.Line, f.Column, f.EndLine, f.EndColumn = line, col, line, col
-	}
-	return f
-}
-
-// stackPosition is the first "file:line:col" of the stack that names
-// file (absolute or project-relative).
-func stackPosition(root, file, stack string) (line, col int, ok bool) {
-	if file == "" {
-		return 0, 0, false
-	}
-	for _, name := range []string{filepath.Join(root, filepath.FromSlash(file)), file} {
-		i := strings.Index(stack, name+":")
-		if i < 0 {
-			continue
+	var out []checkFinding
+	for _, d := range daemon.CompileErrorDiagnostics(root, settingsRel, errs, read, res.Graph) {
+		rel, err := filepath.Rel(root, d.Path)
+		if err != nil {
+			rel = d.Path
 		}
-		rest := stack[i+len(name)+1:]
-		if _, err := fmt.Sscanf(rest, "%d:%d", &line, &col); err == nil && line > 0 {
-			return line, max(col, 1), true
+		rel = filepath.ToSlash(rel)
+		f := checkFinding{File: rel, Line: 1, Column: 1, EndLine: 1, EndColumn: 1, Severity: "error", Message: d.Message, Code: "compile"}
+		if text, ok := read(rel); ok {
+			l, c, el, ec := d.Range(source.NewMapper(text))
+			f.Line, f.Column, f.EndLine, f.EndColumn = l+1, c+1, el+1, ec+1
 		}
+		out = append(out, f)
 	}
-	return 0, 0, false
+	return out
 }
 
 func printFindings(w io.Writer, findings []checkFinding, hints bool) {
