@@ -178,15 +178,12 @@ func sqlFindingsToDiagnostics(root string, findings []sqlcheck.Finding, read fil
 			EndLine:  endLine,
 			EndCol:   f.EndOffset - m.OffsetBytes(endLine, 0),
 			Severity: sqlSeverity(f.Severity),
-			Message:  f.Message,
+			Message:  f.Headline(),
 			Source:   "GoogleSQL",
 			Code:     f.Code,
 		}
 		if f.Detail != "" {
 			d.Message += "\n" + f.Detail
-		}
-		if f.Action != "" && f.Statement != "" && f.Statement != "query" {
-			d.Message += " (" + f.Statement + ")"
 		}
 		if f.MappedToPlacement && f.Severity != sqlcheck.Hint {
 			// The text came from a ${…}: say where in the compiled SQL.

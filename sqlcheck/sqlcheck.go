@@ -86,6 +86,17 @@ type Finding struct {
 	AbsentOnly bool
 }
 
+// Headline is the finding's message as dfd check and the editor show it:
+// the statement named after it when it is not the action's query
+// ("(pre_operations[0])", "(incremental query)", "(queries[1])"). Detail
+// follows it, on lines of its own.
+func (f Finding) Headline() string {
+	if f.Action != "" && f.Statement != "" && f.Statement != "query" {
+		return f.Message + " (" + f.Statement + ")"
+	}
+	return f.Message
+}
+
 // CodeSkipped is the Code of a Hint saying a statement was not analysed,
 // and why.
 const CodeSkipped = "sql-skipped"

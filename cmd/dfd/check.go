@@ -179,7 +179,7 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 		findings = append(findings, checkFinding{
 			File: f.File, Line: f.Line + 1, Column: f.Col + 1, EndLine: f.EndLine + 1, EndColumn: f.EndCol + 1,
-			Severity: f.Severity.String(), Message: f.Message, Action: f.Action, Code: f.Code, Detail: f.Detail,
+			Severity: f.Severity.String(), Message: f.Headline(), Action: f.Action, Code: f.Code, Detail: f.Detail,
 		})
 	}
 	// Why the check could not look comes first: it says what the rest is
