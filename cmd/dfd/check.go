@@ -154,7 +154,12 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	if wh.source != nil {
 		opts.Metadata, opts.MissingIsCertain = wh.source, *metadata == ""
 	}
-	if !*noJit && opts.Metadata != nil {
+	// As in the editor, the SQL is analysed only in a graph without
+	// compilation errors: core leaves broken actions out of it, and their
+	// readers would be checked against tables missing only for now (with
+	// BigQuery as the source, reported as not found).
+	analyse := len(res.Errors()) == 0
+	if !*noJit && opts.Metadata != nil && analyse {
 		jitSQL, note := runJitForCheck(ctx, env, dir, res, opts.Metadata)
 		opts.Jit = jitSQL
 		if note != "" && *verbose {
@@ -164,10 +169,14 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	// What the JiT actions left of the budget; a spent one still lets the
 	// check use what the cache holds.
 	opts.MetadataTimeout = max(time.Until(mdDeadline), time.Millisecond)
-	out, err := sqlcheck.Check(ctx, res.Graph, opts)
-	if err != nil {
-		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
-		return 1
+	out := &sqlcheck.Result{}
+	if analyse {
+		if out, err = sqlcheck.Check(ctx, res.Graph, opts); err != nil {
+			fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
+			return 1
+		}
+	} else {
+		fmt.Fprintf(env.stderr, "dfd check: SQL not analysed: fix the project's %d compilation error(s) first\n", len(res.Errors()))
 	}
 	errorsSeen, warnings := len(res.Errors()), 0
 	for _, f := range out.Findings {
