@@ -22,6 +22,7 @@ import (
 	"github.com/dfdtools/dfd/daemon"
 	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
 	"github.com/dfdtools/dfd/internal/testkit/testenv"
+	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/lsp"
 )
 
@@ -167,9 +168,10 @@ type editorDiag struct {
 	d    protocol.Diagnostic
 }
 
-// editorFindings runs dfd serve's daemon in-process, opens every file of
-// the project as an editor would, and returns the diagnostics it shows
-// once the compile and the check of the last version are out.
+// editorFindings runs dfd serve's daemon in-process (its workers as
+// processes), opens every file of the project as an editor would, and
+// returns the diagnostics it shows once the compile and the check of the
+// last version are out.
 func editorFindings(t *testing.T, root, snapshot string) []editorDiag {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -186,9 +188,16 @@ func editorFindings(t *testing.T, root, snapshot string) []editorDiag {
 		defer logMu.Unlock()
 		return logs.Write(b)
 	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// As dfd serve runs by default: compiles and JiT code on worker
+	// processes (this test binary as `dfd worker`, see TestMain), on goja
+	// as dfd check compiles.
+	pools := jit.NewPools(jit.PoolOptions{Workers: 1, Command: workerCommand, Logger: log.With("component", "jit")})
+	defer pools.Close()
+	opts := daemon.Options{Version: "test", Log: log}
+	opts.Backend.NewRunner = daemon.NewPooledWith(pools, daemon.PooledOptions{Engine: daemon.EngineGoja})
 	done := make(chan int, 1)
 	go func() {
-		done <- daemon.Serve(context.Background(), server, server, daemon.Options{Version: "test", Log: log})
+		done <- daemon.Serve(context.Background(), server, server, opts)
 	}()
 	ed := fakeeditor.New(context.Background(), client, fakeeditor.Config{InitializationOptions: map[string]any{"dfd": map[string]any{"metadata": src}}})
 	defer func() {
