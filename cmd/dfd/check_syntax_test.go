@@ -25,9 +25,6 @@ func TestCheckCommandSyntaxErrors(t *testing.T) {
 		"definitions/broken/trailing_where.sqlx": "config {\n  type: \"view\"\n}\n\nSELECT customer_id\nFROM ${ref(\"customers\")}\nWHERE\n",
 		"definitions/broken/unclosed.js":         "publish(\"unclosed\", { type: \"view\" }).query(\n  (ctx) => `\nSELECT customer_id\nFROM ${ctx.ref(\"customers\")}\nWHERE country = 'FR\n`\n);\n",
 		"definitions/broken/second_part.sqlx":    "config { type: \"operations\" }\n\nSELECT 1\n---\nDELETE FROM ${ref(\"customers\")} WHERE customer_id IS NULL AND\n",
-		// A compilation error first: core makes the missing ref() nothing,
-		// and the SQL left does not parse.
-		"definitions/broken/missing_ref.sqlx": "config { type: \"view\" }\n\nSELECT * FROM ${ref(\"nowhere\")} AS n\n",
 		// Both variants of an incremental table fail: one error.
 		"definitions/broken/incremental.sqlx":     "config { type: \"incremental\" }\n\nSELECT customer_id\nFROM ${ref(\"customers\")}\n${when(incremental(), \"WHERE customer_id > 0\")}\nGROUP\n",
 		"definitions/broken/project_options.sqlx": "config { type: \"operations\" }\n\nALTER PROJECT `acme-shop` SET OPTIONS (`region-us.default_time_zone` = 'Europe/Paris')\n",
@@ -49,9 +46,9 @@ func TestCheckCommandSyntaxErrors(t *testing.T) {
 		`definitions/broken/selec.sqlx:4:1: error: Syntax error: Unexpected identifier "SELEC" (acme-shop.shop.selec)`,
 		`definitions/broken/trailing_where.sqlx:7:6: error: Syntax error: Unexpected end of script (acme-shop.shop.trailing_where)`,
 		`definitions/broken/unclosed.js:5:17: error: Syntax error: Unclosed string literal (acme-shop.shop.unclosed)`,
-		`definitions/broken/second_part.sqlx:5:62: error: Syntax error: Unexpected end of script (acme-shop.shop.second_part)`,
+		`definitions/broken/second_part.sqlx:5:62: error: Syntax error: Unexpected end of script (queries[1]) (acme-shop.shop.second_part)`,
 		`definitions/broken/incremental.sqlx:6:6: error: Syntax error: Expected @ for hint or keyword BY but got end of script (acme-shop.shop.incremental)`,
-		`definitions/broken/project_options.sqlx:1:1: hint: SQL not checked: GoogleSQL does not know ALTER PROJECT statements yet; not analysed (acme-shop.shop.project_options)`,
+		`definitions/broken/project_options.sqlx:1:1: hint: SQL not checked: GoogleSQL does not know ALTER PROJECT statements yet; not analysed (queries[0]) (acme-shop.shop.project_options)`,
 	} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
@@ -60,11 +57,26 @@ func TestCheckCommandSyntaxErrors(t *testing.T) {
 	if n := strings.Count(out, ": error: Syntax error"); n != 5 {
 		t.Errorf("%d syntax errors, want the 5 planted ones:\n%s", n, out)
 	}
-	if n := strings.Count(out, ": error: "); n != 6+5+2 {
-		t.Errorf("%d errors, want sql_check's 6, the 5 syntax errors and core's 2 for the missing ref:\n%s", n, out)
+	if n := strings.Count(out, ": error: "); n != 6+5 {
+		t.Errorf("%d errors, want sql_check's 6 and the 5 syntax errors:\n%s", n, out)
 	}
-	if !strings.Contains(out, "definitions/broken/missing_ref.sqlx:1:1: hint: SQL not checked: its file has a compilation error") {
-		t.Errorf("no hint that the SQL of a file with a compilation error was not checked:\n%s", out)
+
+	// A compilation error comes first: core makes the missing ref()
+	// nothing, and the SQL left would not parse. As in the editor, the
+	// SQL of a project with compilation errors is not analysed at all,
+	// and dfd check says so.
+	broken := testenv.ProjectCopy(t, testenv.Fixture("sql_check"), testenv.CoreVersion)
+	path := filepath.Join(broken, "definitions", "broken", "missing_ref.sqlx")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("config { type: \"view\" }\n\nSELECT * FROM ${ref(\"nowhere\")} AS n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = runDFD(t, "check", broken, "--metadata", sqlCheckMetadata(), "--verbose")
+	if res.code != 1 || !strings.Contains(string(res.stdout), `definitions/broken/missing_ref.sqlx:3:`) ||
+		strings.Contains(string(res.stdout), "Syntax error") || !strings.Contains(string(res.stderr), "SQL not analysed: fix the project's") {
+		t.Errorf("a missing ref: exit %d, want 1 with the compilation error, no syntax error, and SQL not analysed:\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }
 

@@ -50,7 +50,7 @@ func TestSpecialFilesSkipped(t *testing.T) {
 		})
 	}
 	t.Run("check", func(t *testing.T) {
-		res := runDFDProcess(t, specialTimeout, nil, "check", dir, "--offline")
+		res := runDFDProcess(t, specialTimeout, nil, "check", dir, "--offline", "--allow-unchecked")
 		if res.code > 1 {
 			t.Fatalf("exit %d:\n%s\n%s", res.code, res.stdout, res.stderr)
 		}
