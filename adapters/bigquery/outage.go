@@ -37,7 +37,14 @@ func newOutage(hold time.Duration) *outage {
 type errOutage struct{ finding error }
 
 func (e errOutage) Error() string {
-	return fmt.Sprintf("BigQuery is not answering, so it is not asked again for now (%v)", e.finding)
+	// The finding as every other call's error says it (what BigQuery
+	// answered, its HTTP status), not the client library's wording.
+	said := e.finding.Error()
+	var ae *adapters.Error
+	if errors.As(classify(e.finding, "first call"), &ae) {
+		said = ae.Message
+	}
+	return fmt.Sprintf("BigQuery is not answering, so it is not asked again for now (%s)", said)
 }
 
 // current is the finding that still holds, or nil.
