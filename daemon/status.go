@@ -58,7 +58,7 @@ func (op *openProject) metadataStatus() *workspace.MetadataStatus {
 		default:
 			st.State = workspace.MetadataOffline
 			st.Detail = fmt.Sprintf("snapshot %s, %d tables, saved %s (%s ago)", file, e.tables,
-				e.modTime.Format("2006-01-02 15:04:05"), roundAge(time.Since(e.modTime)))
+				e.modTime.Format("2006-01-02 15:04:05"), connect.Age(time.Since(e.modTime)))
 		}
 	case SourceBigQuery:
 		c := op.connected()
@@ -92,7 +92,7 @@ func (c *bqConn) status(st *workspace.MetadataStatus) {
 	c.mu.Unlock()
 	cached := fmt.Sprintf("cache: %d tables, %d datasets", stats.Tables, stats.Lists)
 	if !stats.Newest.IsZero() {
-		cached += ", newest fetched " + roundAge(time.Since(stats.Newest)) + " ago"
+		cached += ", newest fetched " + connect.Age(time.Since(stats.Newest)) + " ago"
 	}
 	switch {
 	case lastErr != nil && credentialsRefused(lastErr):
@@ -219,17 +219,6 @@ func anyError(err error, f func(error) bool) bool {
 		return false
 	}
 	return err != nil && f(err)
-}
-
-func roundAge(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return d.Round(time.Second).String()
-	case d < time.Hour:
-		return d.Round(time.Minute).String()
-	default:
-		return d.Round(time.Hour).String()
-	}
 }
 
 func firstLine(s string) string {

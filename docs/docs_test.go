@@ -17,7 +17,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"unicode"
 )
 
 // pages are the Markdown files whose links are checked, relative to the
@@ -189,7 +188,7 @@ func headingAnchors(text string) map[string]bool {
 		if m == nil {
 			continue
 		}
-		s := slug(m[1])
+		s := Slug(m[1])
 		if n := seen[s]; n > 0 {
 			anchors[fmt.Sprintf("%s-%d", s, n)] = true
 		} else {
@@ -198,29 +197,6 @@ func headingAnchors(text string) map[string]bool {
 		seen[s]++
 	}
 	return anchors
-}
-
-var (
-	mdLink  = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
-	htmlTag = regexp.MustCompile(`<[^>]+>`)
-)
-
-// slug is GitHub's anchor for a heading: its text without Markdown links'
-// targets and HTML tags, lower-cased, with every character that is not a
-// letter, a digit, a space, '-' or '_' dropped and each space made '-'.
-func slug(heading string) string {
-	heading = mdLink.ReplaceAllString(heading, "$1")
-	heading = htmlTag.ReplaceAllString(heading, "")
-	var b strings.Builder
-	for _, r := range strings.ToLower(heading) {
-		switch {
-		case r == ' ':
-			b.WriteByte('-')
-		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // The checker must catch what it exists for: a test of the test.

@@ -153,6 +153,19 @@ func ParseTimeout(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// Age says how old metadata is, as dfd check and the editor's status say
+// it: seconds under a minute, minutes under an hour, else hours ("3h").
+func Age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return d.Round(time.Second).String()
+	case d < time.Hour:
+		return d.Round(time.Minute).String()
+	default:
+		return strings.TrimSuffix(d.Round(time.Hour).String(), "0m0s")
+	}
+}
+
 // Describe says, in one line, who could not get an answer from BigQuery
 // and what BigQuery said: "BigQuery (project p via application default
 // credentials) refused the credentials: UNAUTHENTICATED: …". dfd check

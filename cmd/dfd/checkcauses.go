@@ -313,7 +313,7 @@ func (w *checkWarehouse) staleLine() string {
 	}
 	line := fmt.Sprintf("schemas of %d table(s) from the metadata cache", len(tables)+memo)
 	if oldest > 0 {
-		line += ", fetched up to " + roundAge(oldest) + " ago"
+		line += ", fetched up to " + connect.Age(oldest) + " ago"
 	}
 	if said != "" {
 		line += "; BigQuery: " + firstLineOf(said)
@@ -324,17 +324,6 @@ func (w *checkWarehouse) staleLine() string {
 }
 
 var staleAgeRE = regexp.MustCompile(`fetched (\S+) ago`)
-
-func roundAge(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return d.Round(time.Second).String()
-	case d < time.Hour:
-		return d.Round(time.Minute).String()
-	default:
-		return strings.TrimSuffix(d.Round(time.Hour).String(), "0m0s")
-	}
-}
 
 func firstLineOf(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode"
+
+	"github.com/dfdtools/dfd/docs"
 )
 
 // commandsDoc is the command reference whose flag tables this file holds
@@ -172,7 +173,7 @@ func docHeadings(doc string) map[string]string {
 		if level == 0 || level > 6 || !strings.HasPrefix(l[level:], " ") {
 			continue
 		}
-		hs = append(hs, heading{level, i, githubSlug(strings.TrimSpace(l[level:]))})
+		hs = append(hs, heading{level, i, docs.Slug(strings.TrimSpace(l[level:]))})
 	}
 	out := map[string]string{}
 	for i, h := range hs {
@@ -186,21 +187,6 @@ func docHeadings(doc string) map[string]string {
 		out[h.slug] = strings.Join(lines[h.line+1:end], "\n")
 	}
 	return out
-}
-
-// githubSlug is the anchor GitHub gives a heading: lower case, spaces to
-// "-", every other character but letters, digits, "-" and "_" dropped.
-func githubSlug(heading string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(heading) {
-		switch {
-		case r == ' ':
-			b.WriteByte('-')
-		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // flagCellRE is the flag of a flag-table row: the first code span of its

@@ -57,7 +57,7 @@ var rules = map[string][]string{
 	// heapwatch ships (the compiler and workers watch their heap with it);
 	// everything under testkit is for tests only, and no shipped package
 	// may import it (none lists it).
-	"docs":                 nil, // Markdown, and the test of its links
+	"docs":                 nil, // Markdown, its link test, and Slug for the doc tests
 	"internal/heapwatch":   nil,
 	"internal/regfile":     nil, // reads only regular files (no FIFO, socket or device)
 	"internal/layers":      nil,
