@@ -135,7 +135,7 @@ func (c *bqConn) noteCalls(calls []workspace.AdapterCall) {
 	answered := false
 	for _, call := range calls {
 		if call.Error != "" && (codePrefix(call.Error, adapters.Unavailable, adapters.DeadlineExceeded, adapters.ResourceExhausted, "UNAUTHENTICATED")) {
-			c.noteFetch(errors.New(call.Error))
+			c.noteFetch(callError(call.Error))
 			return
 		}
 		if call.Error == "" && !call.Cached {
@@ -145,6 +145,19 @@ func (c *bqConn) noteCalls(calls []workspace.AdapterCall) {
 	if answered {
 		c.noteFetch(nil)
 	}
+}
+
+// callError is a JiT call's error text as the *adapters.Error it was
+// ("CODE: message"), so that the status classifies and words it as dfd
+// check does ("refused the credentials: …"), not as INTERNAL.
+func callError(msg string) error {
+	code, rest, ok := strings.Cut(msg, ": ")
+	switch c := adapters.Code(code); {
+	case ok && (c == adapters.Unauthenticated || c == adapters.PermissionDenied || c == adapters.Unavailable ||
+		c == adapters.DeadlineExceeded || c == adapters.ResourceExhausted):
+		return &adapters.Error{Code: c, Message: rest}
+	}
+	return errors.New(msg)
 }
 
 func codePrefix(msg string, codes ...adapters.Code) bool {
