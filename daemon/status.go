@@ -98,6 +98,8 @@ func (c *bqConn) status(st *workspace.MetadataStatus) {
 	case lastErr != nil && credentialsRefused(lastErr):
 		// What dfd check says too (connect.Describe), and the fix.
 		st.State, st.Detail = workspace.MetadataError, connect.Describe(firstError(lastErr), c.b.Credentials)+"; "+credentialsFix(c.b.Credentials)+" ("+cached+")"
+	case lastErr != nil && accessDenied(lastErr):
+		st.State, st.Detail = workspace.MetadataError, connect.Describe(firstError(lastErr), c.b.Credentials)+"; fix: grant that identity BigQuery metadata access (roles/bigquery.metadataViewer) on the datasets, or set dfd.bigquery.credentials to other credentials ("+cached+")"
 	case lastErr != nil && unreachable(lastErr):
 		st.State, st.Detail = workspace.MetadataStale, connect.Describe(firstError(lastErr), c.b.Credentials)+"; serving cached metadata ("+cached+")"
 	case stats.Stale > staleBase:
@@ -134,7 +136,12 @@ func (c *bqConn) noteCalls(calls []workspace.AdapterCall) {
 	}
 	answered := false
 	for _, call := range calls {
-		if call.Error != "" && (codePrefix(call.Error, adapters.Unavailable, adapters.DeadlineExceeded, adapters.ResourceExhausted, "UNAUTHENTICATED")) {
+		if call.Error != "" && callerGaveUp(call.Error) {
+			// The preview's own deadline or a newer edit ended the call:
+			// nothing is known of BigQuery (its job was cancelled).
+			continue
+		}
+		if call.Error != "" && (codePrefix(call.Error, adapters.Unavailable, adapters.DeadlineExceeded, adapters.ResourceExhausted, adapters.PermissionDenied, "UNAUTHENTICATED")) {
 			c.noteFetch(callError(call.Error))
 			return
 		}
@@ -160,6 +167,23 @@ func callError(msg string) error {
 	return errors.New(msg)
 }
 
+// callerGaveUp: a call's error is the caller's own deadline or
+// cancellation, not an answer of BigQuery's (as outage.go's unresponsive
+// tells them apart).
+func callerGaveUp(msg string) bool {
+	// BigQuery's own time limit is a context deadline too, and says "no
+	// answer within"; the caller's cancellation says neither.
+	return strings.Contains(msg, context.Canceled.Error()) && !strings.Contains(msg, "no answer within")
+}
+
+// accessDenied: err (possibly joined) is BigQuery denying the identity
+// access (403): the user must act, as for refused credentials.
+func accessDenied(err error) bool {
+	return anyError(err, func(e error) bool {
+		return adapters.CodeOf(e) == adapters.PermissionDenied || codePrefix(e.Error(), adapters.PermissionDenied)
+	})
+}
+
 func codePrefix(msg string, codes ...adapters.Code) bool {
 	for _, code := range codes {
 		if strings.HasPrefix(msg, string(code)) {
@@ -176,7 +200,7 @@ func unreachable(err error) bool {
 		case adapters.Unavailable, adapters.DeadlineExceeded, adapters.ResourceExhausted:
 			return true
 		}
-		return codePrefix(e.Error(), adapters.Unavailable, adapters.DeadlineExceeded)
+		return codePrefix(e.Error(), adapters.Unavailable, adapters.DeadlineExceeded, adapters.ResourceExhausted)
 	})
 }
 
