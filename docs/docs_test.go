@@ -161,40 +161,24 @@ func links(text string) []link {
 	return out
 }
 
-var (
-	atxHeading = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
-	htmlAnchor = regexp.MustCompile(`<a\s[^>]*(?:name|id)="([^"]+)"`)
-)
+var htmlAnchor = regexp.MustCompile(`<a\s[^>]*(?:name|id)="([^"]+)"`)
 
 // headingAnchors returns the anchors GitHub gives the headings of a
 // Markdown text (a repeated slug gets -1, -2, … in order), plus the ids of
 // explicit <a name="…"> / id="…" anchors.
 func headingAnchors(text string) map[string]bool {
 	anchors := map[string]bool{}
+	for _, m := range htmlAnchor.FindAllStringSubmatch(text, -1) {
+		anchors[m[1]] = true
+	}
 	seen := map[string]int{}
-	inFence := false
-	for _, line := range strings.Split(text, "\n") {
-		if fence.MatchString(line) {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
-		for _, m := range htmlAnchor.FindAllStringSubmatch(line, -1) {
-			anchors[m[1]] = true
-		}
-		m := atxHeading.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		s := Slug(m[1])
-		if n := seen[s]; n > 0 {
-			anchors[fmt.Sprintf("%s-%d", s, n)] = true
+	for _, h := range Headings(text) {
+		if n := seen[h.Slug]; n > 0 {
+			anchors[fmt.Sprintf("%s-%d", h.Slug, n)] = true
 		} else {
-			anchors[s] = true
+			anchors[h.Slug] = true
 		}
-		seen[s]++
+		seen[h.Slug]++
 	}
 	return anchors
 }

@@ -30,3 +30,39 @@ func Slug(heading string) string {
 	}
 	return b.String()
 }
+
+var (
+	atxHeading = regexp.MustCompile(`^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$`)
+	fenceLine  = regexp.MustCompile("^\\s{0,3}(```|~~~)")
+)
+
+// Heading is an ATX heading (# …) of a Markdown text.
+type Heading struct {
+	Level int    // 1 to 6
+	Line  int    // 0-based line of the text
+	Text  string // without the #s
+	Slug  string // Slug(Text)
+}
+
+// Headings are the headings of a Markdown text, outside fenced code
+// blocks (a fence ends at a line that opens with the same marker).
+func Headings(text string) []Heading {
+	var hs []Heading
+	fence := ""
+	for i, line := range strings.Split(text, "\n") {
+		if fence != "" {
+			if strings.HasPrefix(strings.TrimSpace(line), fence) {
+				fence = ""
+			}
+			continue
+		}
+		if m := fenceLine.FindStringSubmatch(line); m != nil {
+			fence = m[1]
+			continue
+		}
+		if m := atxHeading.FindStringSubmatch(line); m != nil {
+			hs = append(hs, Heading{Level: len(m[1]), Line: i, Text: m[2], Slug: Slug(m[2])})
+		}
+	}
+	return hs
+}

@@ -149,42 +149,18 @@ func helpFlags(t *testing.T, args []string) map[string]bool {
 // each heading (by GitHub anchor) up to the next heading of the same or a
 // higher level. Fenced code blocks are not searched for headings.
 func docHeadings(doc string) map[string]string {
-	type heading struct {
-		level int
-		line  int
-		slug  string
-	}
 	lines := strings.Split(doc, "\n")
-	var hs []heading
-	fence := ""
-	for i, l := range lines {
-		trimmed := strings.TrimSpace(l)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
-		level := len(l) - len(strings.TrimLeft(l, "#"))
-		if level == 0 || level > 6 || !strings.HasPrefix(l[level:], " ") {
-			continue
-		}
-		hs = append(hs, heading{level, i, docs.Slug(strings.TrimSpace(l[level:]))})
-	}
+	hs := docs.Headings(doc)
 	out := map[string]string{}
 	for i, h := range hs {
 		end := len(lines)
 		for _, next := range hs[i+1:] {
-			if next.level <= h.level {
-				end = next.line
+			if next.Level <= h.Level {
+				end = next.Line
 				break
 			}
 		}
-		out[h.slug] = strings.Join(lines[h.line+1:end], "\n")
+		out[h.Slug] = strings.Join(lines[h.Line+1:end], "\n")
 	}
 	return out
 }
