@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -338,9 +339,30 @@ func (op *openProject) Check(ctx context.Context, req workspace.CheckRequest) []
 	// leaves broken actions out, and their readers would be checked
 	// against tables that are missing only for now.
 	if h.errors == 0 && ctx.Err() == nil && op.b.currentSettings().SQLCheck {
-		diags = append(diags, op.sqlDiagnostics(ctx, ms, h, req.Overlays, jitSQL)...)
+		diags = dropRestated(append(diags, op.sqlDiagnostics(ctx, ms, h, req.Overlays, jitSQL)...))
 	}
 	return diags
+}
+
+// dropRestated leaves out a missing-table warning on a ref where the SQL
+// analysis says the same table is not found (an error with BigQuery as the
+// source, a warning with a snapshot), as dfd check says it: one place, one
+// diagnostic.
+func dropRestated(diags []workspace.Diagnostic) []workspace.Diagnostic {
+	var notFound []workspace.Diagnostic
+	for _, d := range diags {
+		if d.Code == string(gsql.UnknownTable) {
+			notFound = append(notFound, d)
+		}
+	}
+	if len(notFound) == 0 {
+		return diags
+	}
+	return slices.DeleteFunc(diags, func(d workspace.Diagnostic) bool {
+		return d.Code == "missing-table" && slices.ContainsFunc(notFound, func(e workspace.Diagnostic) bool {
+			return e.Path == d.Path && e.Line == d.Line && e.EndLine == d.EndLine && e.Col < d.EndCol && d.Col < e.EndCol
+		})
+	})
 }
 
 // withOverlayPaths adds to the CLI's file list the unsaved buffers that

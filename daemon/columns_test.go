@@ -9,6 +9,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
 	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
@@ -163,4 +164,40 @@ func withoutSyntax(ds []protocol.Diagnostic) []protocol.Diagnostic {
 		out = append(out, d)
 	}
 	return out
+}
+
+// A table written by name that the snapshot says does not exist, and that
+// no action declares or creates, gets a warning at its name (a snapshot
+// may be partial), as in dfd check; adding it to the snapshot clears it.
+func TestHardCodedMissingTableWarning(t *testing.T) {
+	root, snapshot := snapshotProject(t)
+	path := filepath.Join(root, "definitions", "hard.sqlx")
+	text := "config { type: \"view\" }\nSELECT country\nFROM `acme-collector.landing.nope`\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd.metadata.snapshot": snapshot})})
+	s.init(t, root)
+	ds := s.awaitDiags(t, path, "warning at the table's name", func(ds []protocol.Diagnostic) bool { return len(ds) > 0 })
+	if len(ds) != 1 || ds[0].Severity != protocol.DiagnosticSeverityWarning ||
+		fakeeditor.Message(ds[0]) != "Table not found: acme-collector.landing.nope (the metadata source says it does not exist; a snapshot may be partial)" ||
+		!strings.HasPrefix(rangeText(t, path, ds[0].Range), "`acme-collector.landing.nope`") {
+		t.Fatalf("diagnostics: %q %+v", messages(ds), ds)
+	}
+	data, err := os.ReadFile(snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.Replace(string(data), `"tables": [`, `"tables": [
+    {"target": {"database": "acme-collector", "schema": "landing", "name": "nope"}, "type": "TABLE", "fields": [{"name": "country", "primitive": "STRING"}]},`, 1))
+	if err := os.WriteFile(snapshot, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ed.Open(s.ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ed.Save(s.ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	s.awaitDiags(t, path, "no warning", func(ds []protocol.Diagnostic) bool { return ds != nil && len(ds) == 0 })
 }

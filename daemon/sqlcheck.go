@@ -88,6 +88,9 @@ func (op *openProject) sqlOptions(ms metaSource, overlays map[string][]byte, jit
 		MetadataTimeout: checkMetadataBudget(ms),
 		Jit:             jitSQL,
 		Lineage:         lineage,
+		// BigQuery's "not found" is the last word on a table, as in dfd
+		// check; a snapshot's may be partial (a warning at the name).
+		MissingIsCertain: ms.kind == SourceBigQuery,
 	}
 }
 
@@ -98,10 +101,8 @@ func (op *openProject) sqlOptions(ms metaSource, overlays map[string][]byte, jit
 // statement was not analysed. jitSQL are JiT actions' responses whose
 // database calls were all answered for real.
 //
-// A declared table the metadata source says does not exist is left to
-// missingTables (a warning on each ref of it): reporting it again here
-// would say the same thing twice. Any other table the source says does
-// not exist keeps its hint, as in dfd check.
+// A table the metadata source says does not exist is a finding at its
+// name (dropRestated leaves out missingTables' warning at the same ref).
 func (op *openProject) sqlDiagnostics(ctx context.Context, ms metaSource, h *graphHandle, overlays map[string][]byte, jitSQL map[string]*dataformpb.JitCompilationResponse) []workspace.Diagnostic {
 	st := &op.sql
 	if st.acquire(ctx) != nil {
@@ -130,12 +131,10 @@ func (op *openProject) sqlDiagnostics(ctx context.Context, ms metaSource, h *gra
 	}
 	// Which statements were not analysed is said where it helps: with no
 	// metadata source, every statement reading a warehouse table would
-	// carry the same hint (dfd/status says the source is none); a declared
-	// table the source says does not exist already has missingTables'
-	// warning on its reference (sqlcheck.Finding.AbsentOnly).
+	// carry the same hint (dfd/status says the source is none).
 	var findings []sqlcheck.Finding
 	for _, f := range res.Findings {
-		if f.Code == sqlcheck.CodeSkipped && (ms.adapter == nil || f.AbsentOnly) {
+		if f.Code == sqlcheck.CodeSkipped && ms.adapter == nil {
 			continue
 		}
 		findings = append(findings, f)

@@ -260,7 +260,7 @@ func (r *renameRun) statement(c *checker, a *action, label, sql string, an gsql.
 		if an.Problem != nil {
 			why = "its SQL has an error: " + an.Problem.Message
 		} else if len(an.Unknown) > 0 {
-			why, _ = c.why(an)
+			why = c.why(an)
 		}
 		r.block(a, label, sql, 0, a.name+" ("+label+") was not analysed: "+why)
 		return nil

@@ -77,13 +77,6 @@ type Finding struct {
 	StatementLine     int    // 1-based, in the compiled statement (for people reading the SQL)
 	StatementColumn   int
 	MappedToPlacement bool // the position is where a ${…} or ref() put the text, not the text itself
-	// AbsentOnly marks a skipped statement (a Hint) whose only unknown
-	// tables are declarations its action depends on that the metadata
-	// source says do not exist: an editor that already warns about those
-	// refs may leave the hint out. A table the project does not declare
-	// (a name written in the SQL, a table an earlier statement creates)
-	// has no such warning, so its hint is not AbsentOnly.
-	AbsentOnly bool
 }
 
 // Headline is the finding's message as dfd check and the editor show it:
@@ -1001,9 +994,9 @@ func positionOf(sql, name string) (int, int) {
 // why says why a statement was skipped; for unknown tables, the project's
 // own actions (whose SQL dfd could not analyse or cannot see: JiT) apart
 // from warehouse tables (whose metadata the user can give).
-func (c *checker) why(an gsql.Analysis) (why string, absentOnly bool) {
+func (c *checker) why(an gsql.Analysis) string {
 	if len(an.Unknown) == 0 {
-		return an.Skipped, false
+		return an.Skipped
 	}
 	var foreign, absent, unanswered, unmodelled []string
 	var own []string // each with its reason
@@ -1058,7 +1051,7 @@ func (c *checker) why(an gsql.Analysis) (why string, absentOnly bool) {
 	if len(own) > 0 {
 		parts = append(parts, "it reads "+strings.Join(own, "; it reads "))
 	}
-	return strings.Join(parts, "; "), len(absent) > 0 && len(own) == 0 && len(foreign) == 0 && len(unanswered) == 0 && len(unmodelled) == 0
+	return strings.Join(parts, "; ")
 }
 
 func firstLine(s string) string {
@@ -1068,24 +1061,53 @@ func firstLine(s string) string {
 	return s
 }
 
-// declaredDeps reports whether every table of names is a declaration a
-// depends on.
-func (c *checker) declaredDeps(a *action, names []string) bool {
-	deps := map[string]bool{}
-	for _, d := range a.deps {
-		deps[strings.ToLower(targetPath(d, c.defaultProject))] = true
-	}
-	declared := map[string]bool{}
-	for _, d := range c.g.GetDeclarations() {
-		declared[strings.ToLower(targetPath(d.GetTarget(), c.defaultProject))] = true
-	}
-	for _, n := range names {
-		key := strings.ToLower(c.qualify(n))
-		if !deps[key] || !declared[key] {
-			return false
+// absentTables warns at its name of each table statement sql reads that
+// the metadata source says does not exist and that no action of the
+// project creates (a project's own table is known, or its reason is): a
+// declared table too, placed at its ref() (where the editor's
+// missing-table warning gives way to this one). A snapshot may be
+// partial: a warning, where BigQuery's word is an error (the analysis
+// said it already). It reports whether every table the statement could
+// not see is said so.
+func (c *checker) absentTables(a *action, label, sql string, an gsql.Analysis) bool {
+	said := 0
+	for _, u := range an.Unknown {
+		key := strings.ToLower(c.qualify(u))
+		w := c.k.warehouse[key]
+		if c.own[key] || w == nil || !w.missing {
+			continue
+		}
+		said++
+		line, col := positionOf(sql, u)
+		f := c.place(a, label, sql, line, col)
+		c.spanName(&f, a, u)
+		f.Severity, f.Code = Warning, string(gsql.UnknownTable)
+		f.Message = "Table not found: " + c.qualify(u) + " (the metadata source says it does not exist; a snapshot may be partial)"
+		dup := slices.ContainsFunc(c.res.Findings, func(g Finding) bool {
+			return g.File == f.File && g.Offset == f.Offset && g.Message == f.Message
+		})
+		if !dup {
+			c.res.Findings = append(c.res.Findings, f)
 		}
 	}
-	return true
+	return said > 0 && said == len(an.Unknown)
+}
+
+// spanName stretches f, placed at the start of table name u as the source
+// writes it, over the whole name (place stops at a '-' of a project id).
+func (c *checker) spanName(f *Finding, a *action, u string) {
+	src := c.file(a.file)
+	if src == nil || f.MappedToPlacement || f.Offset >= len(src.text) {
+		return
+	}
+	rest := strings.ToLower(string(src.text[f.Offset:]))
+	for _, written := range []string{"`" + u + "`", "`" + strings.ReplaceAll(u, ".", "`.`") + "`", u} {
+		if strings.HasPrefix(rest, strings.ToLower(written)) {
+			f.EndOffset = f.Offset + len(written)
+			f.EndLine, f.EndCol = src.m.PositionUTF16(f.EndOffset)
+			return
+		}
+	}
 }
 
 // report turns an analysis into findings.
@@ -1103,15 +1125,16 @@ func (c *checker) report(a *action, label, sql string, an gsql.Analysis) {
 		for _, u := range an.Unknown {
 			c.res.Unknown[u] = append(c.res.Unknown[u], a.name)
 		}
+		if c.absentTables(a, label, sql, an) {
+			return // each table it reads is said at its name
+		}
 		if c.hinted[a.name] {
 			return // one hint per action says enough
 		}
 		c.hinted[a.name] = true
 		f := c.place(a, label, sql, 0, 0)
 		f.Severity, f.Code = Hint, CodeSkipped
-		why, absentOnly := c.why(an)
-		f.Message = "SQL not checked: " + why
-		f.AbsentOnly = absentOnly && c.declaredDeps(a, an.Unknown)
+		f.Message = "SQL not checked: " + c.why(an)
 		c.res.Findings = append(c.res.Findings, f)
 	case an.Problem != nil:
 		c.res.Analysed++

@@ -2,6 +2,7 @@ package sqlcheck
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -149,7 +150,8 @@ func TestCheckWithoutMetadataOnlyHints(t *testing.T) {
 }
 
 // A warehouse that says a table does not exist is believed only when it
-// is BigQuery itself (MissingIsCertain), not a snapshot.
+// is BigQuery itself (MissingIsCertain): an error at the table's name. A
+// snapshot may be partial: a warning there.
 func TestCheckMissingTable(t *testing.T) {
 	g := &dataformpb.CompiledGraph{
 		ProjectConfig: &dataformpb.ProjectConfig{DefaultDatabase: "p"},
@@ -171,21 +173,18 @@ func TestCheckMissingTable(t *testing.T) {
 			t.Fatalf("certain=%v: findings %+v", certain, res.Findings)
 		}
 		f := res.Findings[0]
-		if certain && (f.Severity != Error || f.Code != "unknown-table" || f.StatementLine != 2 || f.StatementColumn != 6) {
-			t.Errorf("certain: %+v", f)
-		}
-		if !certain && f.Severity != Hint {
-			t.Errorf("not certain: %+v", f)
+		want := map[bool]Severity{true: Error, false: Warning}[certain]
+		if f.Severity != want || f.Code != "unknown-table" || f.StatementLine != 2 || f.StatementColumn != 6 ||
+			!strings.HasPrefix(f.Message, "Table not found: p.raw.gone (") {
+			t.Errorf("certain=%v: %+v, want a %s at the table's name", certain, f, want)
 		}
 	}
 }
 
-// A statement skipped because it reads a table the snapshot says does not
-// exist is AbsentOnly (an editor may leave its hint out, having warned on
-// the ref) only when that table is a declaration the action depends on:
-// a table written by name, or one an earlier statement creates, has no
-// such warning.
-func TestCheckAbsentOnly(t *testing.T) {
+// A table the snapshot says does not exist, that no action creates, gets
+// a warning at its name, whether a declaration the action depends on, a
+// table written by name, or one no action declares.
+func TestCheckAbsentTableAtItsName(t *testing.T) {
 	gone := &dataformpb.Target{Database: "p", Schema: "raw", Name: "gone"}
 	g := &dataformpb.CompiledGraph{
 		ProjectConfig: &dataformpb.ProjectConfig{DefaultDatabase: "p"},
@@ -209,16 +208,14 @@ func TestCheckAbsentOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]bool{}
+	got := map[string]string{}
 	for _, f := range res.Findings {
-		if f.Code != CodeSkipped || !strings.Contains(f.Message, "which the metadata source says does not exist") {
-			t.Errorf("%s: %s %q, want a hint that the table does not exist", f.Action, f.Code, f.Message)
-		}
-		got[f.Action] = f.AbsentOnly
+		got[f.Action] = fmt.Sprintf("%s %s at %d:%d", f.Severity, f.Code, f.StatementLine, f.StatementColumn)
 	}
-	want := map[string]bool{"p.d.by_ref": true, "p.d.by_name": false, "p.d.undeclared": false}
+	at := "warning unknown-table at 1:15"
+	want := map[string]string{"p.d.by_ref": at, "p.d.by_name": at, "p.d.undeclared": at}
 	if !maps.Equal(got, want) {
-		t.Errorf("AbsentOnly by action %v, want %v", got, want)
+		t.Errorf("findings by action %v, want %v", got, want)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -31,8 +30,8 @@ import (
 // editor shows on a project's files must be one of dfd check's findings,
 // and the other way round.
 var editorOnly = map[[2]string]string{
-	{"dfd", "missing-table"}: "a warning on each ref of a declared table the metadata source says does not exist; " +
-		"dfd check says it in the hint of each statement that reads it, which the editor leaves out (sqlcheck.Finding.AbsentOnly)",
+	{"dfd", "missing-table"}: "a warning on each ref of a declared table the metadata source says does not exist " +
+		"where the SQL analysis does not say it (a statement it did not analyse); dfd check says it where the analysis does",
 	{"dfd", "jit-failed"}: "JiT code of an open .js file that throws; dfd check leaves such an action out of the analysis " +
 		"(--verbose lists it on stderr), as the editor does in the SQL analysis",
 	{"dfd", "jit-free-variable"}: "a lint of JiT code's text (a name of its module, which the JiT runtime lacks), not a finding of the analysis",
@@ -40,15 +39,9 @@ var editorOnly = map[[2]string]string{
 	{"dfd", "not-regular-file"}:  "a file the compile left out; dfd check says so on stderr",
 }
 
-// absentOnlyRE is a skip hint whose one reason is tables the metadata
-// source says do not exist (sqlcheck.Finding.AbsentOnly, when they are
-// declarations the action depends on).
-var absentOnlyRE = regexp.MustCompile(`^SQL not checked: (?:[^;]*?: )?it reads ([^;]+), which the metadata source says does not exist(?: \([^()]*\))?$`)
-
 // checkOnly says why dfd check has a finding the editor does not show,
-// when that is by design ("" when it is not); ed are the editor's
-// diagnostics.
-func checkOnly(f checkFinding, withMetadata bool, ed []editorDiag) string {
+// when that is by design ("" when it is not).
+func checkOnly(f checkFinding, withMetadata bool) string {
 	if f.Code != "sql-skipped" {
 		return ""
 	}
@@ -57,20 +50,7 @@ func checkOnly(f checkFinding, withMetadata bool, ed []editorDiag) string {
 		// skipped: dfd/status says the source is none instead.
 		return "the editor leaves out the hints of skipped statements when there is no metadata source"
 	}
-	m := absentOnlyRE.FindStringSubmatch(f.Message)
-	if m == nil {
-		return ""
-	}
-	for _, table := range strings.Split(m[1], ", ") {
-		warned := slices.ContainsFunc(ed, func(e editorDiag) bool {
-			return e.file == f.File && fmt.Sprint(e.d.Code) == "missing-table" && strings.Contains(fakeeditor.Message(e.d), table+" does not exist")
-		})
-		if !warned {
-			return ""
-		}
-	}
-	return "the editor leaves out the hint of a statement skipped for reading declared tables the source says do not exist, " +
-		"and warns on their refs in the same file (missing-table)"
+	return ""
 }
 
 // agreeProject is a project of the repository with the metadata it is
@@ -343,7 +323,7 @@ func compareFindings(t *testing.T, cli []checkFinding, ed []editorDiag, withMeta
 	var fromCheck, fromEditor []agreed
 	byDesign := map[string]int{} // why → how many left out
 	for _, f := range cli {
-		if why := checkOnly(f, withMetadata, ed); why != "" {
+		if why := checkOnly(f, withMetadata); why != "" {
 			byDesign["dfd check only: "+why]++
 			continue
 		}
