@@ -56,6 +56,13 @@ type CachedSource interface {
 	CachedTable(ctx context.Context, req *dataformpb.GetTableRequest) (meta *dataformpb.TableMetadata, ok bool, err error)
 }
 
+// ListingSource is a metadata source that may be partial (a snapshot) and
+// knows which datasets it lists in full: only there does its lacking a
+// table say that the table does not exist.
+type ListingSource interface {
+	Lists(database, schema string) bool
+}
+
 // blocker is a root cause, comparable (a map key): err is kept aside.
 type blocker struct {
 	cause Cause

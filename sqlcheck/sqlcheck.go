@@ -1063,18 +1063,19 @@ func firstLine(s string) string {
 
 // absentTables warns at its name of each table statement sql reads that
 // the metadata source says does not exist and that no action of the
-// project creates (a project's own table is known, or its reason is): a
-// declared table too, placed at its ref() (where the editor's
-// missing-table warning gives way to this one). A snapshot may be
-// partial: a warning, where BigQuery's word is an error (the analysis
-// said it already). It reports whether every table the statement could
-// not see is said so.
+// project creates (a project's own table is known, or its reason is). A
+// snapshot may be partial: it is believed for a table the project
+// declares (the editor's missing-table warning on its ref() gives way to
+// this one) and for a table of a dataset it lists in full
+// (ListingSource); any other table it lacks keeps the hint. BigQuery's
+// word is an error, which the analysis said already. It reports whether
+// every table the statement could not see is said so.
 func (c *checker) absentTables(a *action, label, sql string, an gsql.Analysis) bool {
 	said := 0
 	for _, u := range an.Unknown {
 		key := strings.ToLower(c.qualify(u))
 		w := c.k.warehouse[key]
-		if c.own[key] || w == nil || !w.missing {
+		if c.own[key] || w == nil || !w.missing || !(c.declared(key) || c.listed(c.qualify(u))) {
 			continue
 		}
 		said++
@@ -1091,6 +1092,25 @@ func (c *checker) absentTables(a *action, label, sql string, an gsql.Analysis) b
 		}
 	}
 	return said > 0 && said == len(an.Unknown)
+}
+
+// declared reports whether the project declares table key (lower case).
+func (c *checker) declared(key string) bool {
+	for _, d := range c.g.GetDeclarations() {
+		if strings.EqualFold(targetPath(d.GetTarget(), c.defaultProject), key) {
+			return true
+		}
+	}
+	return false
+}
+
+// listed reports whether the metadata source lists every table of the
+// dataset of table path (as the SQL writes it, qualified), so that its
+// lacking the table means it does not exist.
+func (c *checker) listed(path string) bool {
+	l, ok := c.opts.Metadata.(ListingSource)
+	parts := strings.Split(path, ".")
+	return ok && len(parts) == 3 && l.Lists(parts[0], parts[1])
 }
 
 // spanName stretches f, placed at the start of table name u as the source

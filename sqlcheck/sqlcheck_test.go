@@ -149,9 +149,10 @@ func TestCheckWithoutMetadataOnlyHints(t *testing.T) {
 	}
 }
 
-// A warehouse that says a table does not exist is believed only when it
-// is BigQuery itself (MissingIsCertain): an error at the table's name. A
-// snapshot may be partial: a warning there.
+// A warehouse that says a table does not exist is believed when it is
+// BigQuery itself (MissingIsCertain): an error at the table's name. A
+// snapshot may be partial: a warning there when it lists the table's
+// dataset in full, else the statement's hint.
 func TestCheckMissingTable(t *testing.T) {
 	g := &dataformpb.CompiledGraph{
 		ProjectConfig: &dataformpb.ProjectConfig{DefaultDatabase: "p"},
@@ -160,30 +161,40 @@ func TestCheckMissingTable(t *testing.T) {
 			EnumType: dataformpb.TableType_VIEW, Query: "SELECT a\nFROM `p.raw.gone`",
 		}},
 	}
-	md, err := offline.Parse("empty", []byte(`{"tables": []}`), offline.Options{DefaultDatabase: "p"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, certain := range []bool{false, true} {
-		res, err := Check(context.Background(), g, Options{Metadata: md, MissingIsCertain: certain})
+	for _, tc := range []struct {
+		name, snapshot string
+		certain        bool
+		want           string
+	}{
+		{"BigQuery", `{"tables": []}`, true, "error unknown-table at 2:6"},
+		{"snapshot listing the dataset", `{"tables": [], "datasets": [{"database": "p", "schema": "raw"}]}`, false, "warning unknown-table at 2:6"},
+		{"snapshot of other datasets", `{"tables": [], "datasets": [{"database": "p", "schema": "other"}]}`, false, "hint sql-skipped at 0:0"},
+	} {
+		md, err := offline.Parse("snapshot", []byte(tc.snapshot), offline.Options{DefaultDatabase: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Check(context.Background(), g, Options{Metadata: md, MissingIsCertain: tc.certain})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(res.Findings) != 1 {
-			t.Fatalf("certain=%v: findings %+v", certain, res.Findings)
+			t.Fatalf("%s: findings %+v", tc.name, res.Findings)
 		}
 		f := res.Findings[0]
-		want := map[bool]Severity{true: Error, false: Warning}[certain]
-		if f.Severity != want || f.Code != "unknown-table" || f.StatementLine != 2 || f.StatementColumn != 6 ||
-			!strings.HasPrefix(f.Message, "Table not found: p.raw.gone (") {
-			t.Errorf("certain=%v: %+v, want a %s at the table's name", certain, f, want)
+		if got := fmt.Sprintf("%s %s at %d:%d", f.Severity, f.Code, f.StatementLine, f.StatementColumn); got != tc.want {
+			t.Errorf("%s: %s (%q), want %s", tc.name, got, f.Message, tc.want)
+		}
+		if f.Code == "unknown-table" && !strings.HasPrefix(f.Message, "Table not found: p.raw.gone (") {
+			t.Errorf("%s: message %q", tc.name, f.Message)
 		}
 	}
 }
 
-// A table the snapshot says does not exist, that no action creates, gets
-// a warning at its name, whether a declaration the action depends on, a
-// table written by name, or one no action declares.
+// A table a snapshot lacks, that no action creates, gets a warning at its
+// name when the project declares it (whether read by ref() or by name),
+// and when the snapshot lists its dataset in full; any other keeps the
+// statement's hint.
 func TestCheckAbsentTableAtItsName(t *testing.T) {
 	gone := &dataformpb.Target{Database: "p", Schema: "raw", Name: "gone"}
 	g := &dataformpb.CompiledGraph{
@@ -200,22 +211,29 @@ func TestCheckAbsentTableAtItsName(t *testing.T) {
 			EnumType: dataformpb.TableType_VIEW, Query: "SELECT a FROM `p.raw.archive`",
 		}},
 	}
-	md, err := offline.Parse("empty", []byte(`{"tables": []}`), offline.Options{DefaultDatabase: "p"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Check(context.Background(), g, Options{Metadata: md})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, f := range res.Findings {
-		got[f.Action] = fmt.Sprintf("%s %s at %d:%d", f.Severity, f.Code, f.StatementLine, f.StatementColumn)
-	}
-	at := "warning unknown-table at 1:15"
-	want := map[string]string{"p.d.by_ref": at, "p.d.by_name": at, "p.d.undeclared": at}
-	if !maps.Equal(got, want) {
-		t.Errorf("findings by action %v, want %v", got, want)
+	hint, warning := "hint sql-skipped at 0:0", "warning unknown-table at 1:15"
+	for _, tc := range []struct {
+		snapshot string
+		want     map[string]string
+	}{
+		{`{"tables": []}`, map[string]string{"p.d.by_ref": warning, "p.d.by_name": warning, "p.d.undeclared": hint}},
+		{`{"tables": [], "datasets": [{"schema": "raw"}]}`, map[string]string{"p.d.by_ref": warning, "p.d.by_name": warning, "p.d.undeclared": warning}},
+	} {
+		md, err := offline.Parse("snapshot", []byte(tc.snapshot), offline.Options{DefaultDatabase: "p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Check(context.Background(), g, Options{Metadata: md})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, f := range res.Findings {
+			got[f.Action] = fmt.Sprintf("%s %s at %d:%d", f.Severity, f.Code, f.StatementLine, f.StatementColumn)
+		}
+		if !maps.Equal(got, tc.want) {
+			t.Errorf("%s: findings by action %v, want %v", tc.snapshot, got, tc.want)
+		}
 	}
 }
 

@@ -16,8 +16,9 @@ import (
 
 // The snapshot file is itself the protojson form of a small message,
 //
-//	message Snapshot { repeated dataform.TableMetadata tables = 1; repeated Query queries = 2; }
+//	message Snapshot { repeated dataform.TableMetadata tables = 1; repeated Query queries = 2; repeated Dataset datasets = 3; }
 //	message Query { string statement = 1; dataform.ExecuteResponse response = 2; }
+//	message Dataset { string database = 1; string schema = 2; }
 //
 // described here at run time. Decoding the whole file in one protojson call
 // (rather than encoding/json around per-table protojson calls) means
@@ -54,10 +55,14 @@ var snapshotDesc, queryDesc = func() (protoreflect.MessageDescriptor, protorefle
 		MessageType: []*descriptorpb.DescriptorProto{
 			msg("Snapshot",
 				field("tables", 1, repeated, message, ".dataform.TableMetadata"),
-				field("queries", 2, repeated, message, ".dfd.offline.Query")),
+				field("queries", 2, repeated, message, ".dfd.offline.Query"),
+				field("datasets", 3, repeated, message, ".dfd.offline.Dataset")),
 			msg("Query",
 				field("statement", 1, optional, str, ""),
 				field("response", 2, optional, message, ".dataform.ExecuteResponse")),
+			msg("Dataset",
+				field("database", 1, optional, str, ""),
+				field("schema", 2, optional, str, "")),
 		},
 	}
 	fd, err := protodesc.NewFile(file, protoregistry.GlobalFiles)
@@ -68,9 +73,12 @@ var snapshotDesc, queryDesc = func() (protoreflect.MessageDescriptor, protorefle
 }()
 
 type snapshot struct {
-	tables  []*dataformpb.TableMetadata
-	queries []query
+	tables   []*dataformpb.TableMetadata
+	queries  []query
+	datasets []dataset // listed in full
 }
+
+type dataset struct{ database, schema string }
 
 type query struct {
 	statement string
@@ -104,6 +112,16 @@ func decode(data []byte) (*snapshot, error) {
 			}
 		}
 		out.queries = append(out.queries, q)
+	}
+	datasets := m.Get(snapshotDesc.Fields().ByName("datasets")).List()
+	for i := range datasets.Len() {
+		dm := datasets.Get(i).Message()
+		fields := dm.Descriptor().Fields()
+		d := dataset{dm.Get(fields.ByName("database")).String(), dm.Get(fields.ByName("schema")).String()}
+		if d.schema == "" {
+			return nil, fmt.Errorf("datasets[%d]: a dataset needs a schema", i)
+		}
+		out.datasets = append(out.datasets, d)
 	}
 	return out, nil
 }

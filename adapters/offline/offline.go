@@ -10,8 +10,16 @@
 //	  "queries": [
 //	    { "statement": "SELECT …", "response": ExecuteResponse },
 //	    …
-//	  ]
+//	  ],
+//	  "datasets": [ {"database": "acme", "schema": "clicks"}, … ]
 //	}
+//
+// "datasets" names the datasets whose every table the snapshot lists (dfd
+// metadata snapshot writes the datasets it listed): a table missing from
+// one of them does not exist, as far as the snapshot knows. A table of any
+// other dataset that the snapshot lacks may simply not have been written
+// down. Either way GetTable answers NOT_FOUND (JiT code sees what it would
+// see in a project without the table); [Adapter.Lists] tells them apart.
 //
 // TableMetadata and ExecuteResponse are the messages of Dataform's
 // db_adapter.proto and jit.proto in protobuf's canonical JSON form
@@ -103,9 +111,10 @@ type Adapter struct {
 	name      string // file name for messages
 	defaultDB string
 
-	tables  map[key]*dataformpb.TableMetadata
-	sorted  []*dataformpb.TableMetadata // by database, schema, name
-	queries map[string]*dataformpb.ExecuteResponse
+	tables   map[key]*dataformpb.TableMetadata
+	sorted   []*dataformpb.TableMetadata // by database, schema, name
+	queries  map[string]*dataformpb.ExecuteResponse
+	complete map[dataset]bool // datasets listed in full
 }
 
 type key struct{ database, schema, name string }
@@ -170,11 +179,31 @@ func Parse(name string, data []byte, opts Options) (*Adapter, error) {
 		}
 		a.queries[stmt] = q.response
 	}
+	a.complete = make(map[dataset]bool, len(snap.datasets))
+	for _, d := range snap.datasets {
+		if d.database == "" {
+			if a.defaultDB == "" {
+				return nil, fmt.Errorf("offline snapshot %s: dataset %s has no database and no default database is set", name, d.schema)
+			}
+			d.database = a.defaultDB
+		}
+		a.complete[d] = true
+	}
 	return a, nil
 }
 
 // Name is the snapshot's file name, as given to Load or Parse.
 func (a *Adapter) Name() string { return a.name }
+
+// Lists reports whether the snapshot lists every table of dataset
+// database.schema (its "datasets"): whether a table it lacks there is known
+// not to exist.
+func (a *Adapter) Lists(database, schema string) bool {
+	if database == "" {
+		database = a.defaultDB
+	}
+	return a.complete[dataset{database, schema}]
+}
 
 // Unbilled implements adapters.Unbilled: answers come from a file.
 func (a *Adapter) Unbilled() {}

@@ -414,3 +414,30 @@ func TestDocExample(t *testing.T) {
 		t.Errorf("resp = %v, err = %v", resp, err)
 	}
 }
+
+// "datasets" names the datasets a snapshot lists in full; a dataset
+// without a database takes the default one, and one without a schema is a
+// load error.
+func TestListsDatasets(t *testing.T) {
+	a, err := Parse("s.json", []byte(`{"tables": [], "datasets": [{"database": "p", "schema": "raw"}, {"schema": "landing"}]}`), Options{DefaultDatabase: "dflt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		database, schema string
+		want             bool
+	}{
+		{"p", "raw", true},
+		{"dflt", "landing", true},
+		{"", "landing", true},
+		{"p", "landing", false},
+		{"p", "RAW", false},
+	} {
+		if got := a.Lists(tc.database, tc.schema); got != tc.want {
+			t.Errorf("Lists(%q, %q) = %v, want %v", tc.database, tc.schema, got, tc.want)
+		}
+	}
+	if _, err := Parse("s.json", []byte(`{"datasets": [{"database": "p"}]}`), Options{}); err == nil || !strings.Contains(err.Error(), "datasets[0]: a dataset needs a schema") {
+		t.Errorf("a dataset without a schema: %v", err)
+	}
+}

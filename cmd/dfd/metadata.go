@@ -253,12 +253,15 @@ func (m *metadataCmd) snapshot(ctx context.Context, c *cache.Cache, datasets []c
 		}
 	}
 	var tables []*dataformpb.TableMetadata
+	var listed []cache.Dataset
 	for _, d := range datasets {
 		rec := adapters.NewRecorder(c)
 		resp, err := rec.ListTables(ctx, &dataformpb.ListTablesRequest{Database: d.Database, Schema: d.Schema})
 		switch {
 		case adapters.CodeOf(err) == adapters.NotFound:
+			// Listed too: BigQuery says none of its tables exists.
 			fmt.Fprintf(m.env.stderr, "warning: dataset %s.%s not found; skipped\n", d.Database, d.Schema)
+			listed = append(listed, d)
 			continue
 		case err != nil:
 			return err
@@ -267,11 +270,12 @@ func (m *metadataCmd) snapshot(ctx context.Context, c *cache.Cache, datasets []c
 			fmt.Fprintf(m.env.stderr, "warning: %s\n", n)
 		}
 		tables = append(tables, resp.GetTables()...)
+		listed = append(listed, d)
 	}
 	slices.SortFunc(tables, func(a, b *dataformpb.TableMetadata) int {
 		return strings.Compare(adapters.TargetString(a.GetTarget()), adapters.TargetString(b.GetTarget()))
 	})
-	out, err := marshalSnapshot(tables)
+	out, err := marshalSnapshot(tables, listed)
 	if err != nil {
 		return err
 	}
@@ -283,8 +287,10 @@ func (m *metadataCmd) snapshot(ctx context.Context, c *cache.Cache, datasets []c
 }
 
 // marshalSnapshot writes tables as an offline snapshot: {"tables": […]},
-// protojson (lowerCamelCase, enums by name), indented.
-func marshalSnapshot(tables []*dataformpb.TableMetadata) ([]byte, error) {
+// protojson (lowerCamelCase, enums by name), indented, and the datasets
+// listed in full ("datasets": a table the snapshot lacks there does not
+// exist).
+func marshalSnapshot(tables []*dataformpb.TableMetadata, listed []cache.Dataset) ([]byte, error) {
 	var raw bytes.Buffer
 	raw.WriteString(`{"tables":[`)
 	for i, t := range tables {
@@ -297,7 +303,24 @@ func marshalSnapshot(tables []*dataformpb.TableMetadata) ([]byte, error) {
 		}
 		raw.Write(b)
 	}
-	raw.WriteString(`]}`)
+	raw.WriteString(`]`)
+	if len(listed) > 0 {
+		raw.WriteString(`,"datasets":`)
+		type dataset struct {
+			Database string `json:"database"`
+			Schema   string `json:"schema"`
+		}
+		ds := make([]dataset, len(listed))
+		for i, d := range listed {
+			ds[i] = dataset{d.Database, d.Schema}
+		}
+		b, err := json.Marshal(ds)
+		if err != nil {
+			return nil, err
+		}
+		raw.Write(b)
+	}
+	raw.WriteString(`}`)
 	var out bytes.Buffer
 	// protojson's spacing is deliberately unstable; Indent normalises it.
 	if err := json.Indent(&out, raw.Bytes(), "", "  "); err != nil {

@@ -76,6 +76,13 @@ func TestMetadataCommands(t *testing.T) {
 	if strings.Contains(string(res.stdout), "unused") {
 		t.Error("snapshot has a dataset the project does not use")
 	}
+	// It lists the datasets it listed in full, and the one BigQuery says
+	// does not exist: a table it lacks there does not exist.
+	for _, ds := range []string{"raw", "mart", "not_yet"} {
+		if !snap.Lists("test", ds) {
+			t.Errorf("snapshot does not list dataset test.%s in full:\n%s", ds, res.stdout)
+		}
+	}
 	if !strings.Contains(string(res.stdout), `"lastUpdatedMillis"`) || !strings.Contains(string(res.stdout), `"flags": [`) {
 		t.Errorf("not lowerCamel protojson:\n%s", res.stdout)
 	}
