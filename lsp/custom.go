@@ -24,6 +24,38 @@ const (
 	MethodPreviewChanged = "dfd/previewChanged" // notification, server → client
 )
 
+// customRequests are dfd's own requests, by method. Request dispatches
+// them and initialize lists each in the experimental capabilities, so a
+// client learns of every request the server answers (a list kept by hand
+// once left dfd/lineage out).
+func (s *Server) customRequests() map[string]func(context.Context, []byte) (any, error) {
+	return map[string]func(context.Context, []byte) (any, error){
+		MethodPreview: func(ctx context.Context, raw []byte) (any, error) { return s.preview(ctx, raw) },
+		MethodGraph:   func(ctx context.Context, raw []byte) (any, error) { return s.graph(ctx, raw) },
+		MethodStatus:  func(ctx context.Context, _ []byte) (any, error) { return s.status(ctx) },
+		MethodRefresh: func(ctx context.Context, raw []byte) (any, error) { return s.refreshMetadata(ctx, raw) },
+		MethodLineage: func(ctx context.Context, raw []byte) (any, error) { return s.lineage(ctx, raw) },
+	}
+}
+
+// customNotifications are the notifications dfd sends (server → client),
+// listed in the experimental capabilities beside the requests.
+var customNotifications = []string{MethodPreviewChanged}
+
+// experimentalCapabilities is initialize's `experimental` field:
+// {"dfd": {"preview": true, …, "protocol": "lsp/PROTOCOL.md"}}, one key per
+// custom request and notification, the method without its "dfd/".
+func (s *Server) experimentalCapabilities() map[string]any {
+	dfd := map[string]any{"protocol": "lsp/PROTOCOL.md"}
+	for method := range s.customRequests() {
+		dfd[strings.TrimPrefix(method, "dfd/")] = true
+	}
+	for _, method := range customNotifications {
+		dfd[strings.TrimPrefix(method, "dfd/")] = true
+	}
+	return map[string]any{"dfd": dfd}
+}
+
 // Request implements protocol.Server for methods outside the LSP
 // specification.
 func (s *Server) Request(ctx context.Context, method string, params any) (any, error) {
@@ -34,24 +66,11 @@ func (s *Server) Request(ctx context.Context, method string, params any) (any, e
 	case []byte:
 		raw = p
 	}
-	var (
-		res any
-		err error
-	)
-	switch method {
-	case MethodPreview:
-		res, err = s.preview(ctx, raw)
-	case MethodGraph:
-		res, err = s.graph(ctx, raw)
-	case MethodStatus:
-		res, err = s.status(ctx)
-	case MethodRefresh:
-		res, err = s.refreshMetadata(ctx, raw)
-	case MethodLineage:
-		res, err = s.lineage(ctx, raw)
-	default:
+	handle, ok := s.customRequests()[method]
+	if !ok {
 		return nil, jsonrpc2.NewError(jsonrpc2.MethodNotFound, fmt.Sprintf("dfd: unknown method %q", method))
 	}
+	res, err := handle(ctx, raw)
 	if err != nil {
 		return nil, err
 	}

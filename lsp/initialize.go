@@ -123,9 +123,7 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 					ChangeNotifications: protocol.Boolean(true),
 				},
 			},
-			Experimental: mustJSON(map[string]any{
-				"dfd": map[string]any{"preview": true, "graph": true, "previewChanged": true, "status": true, "refreshMetadata": true, "protocol": "lsp/PROTOCOL.md"},
-			}),
+			Experimental: mustJSON(s.experimentalCapabilities()),
 		},
 	}
 	return result, nil
