@@ -38,17 +38,17 @@ func TestNeovim(t *testing.T) {
 }
 
 // TestNeovimConfigs loads each Neovim configuration of docs/editors.md
-// (neovim/dfd.lua: vim.lsp.start, or vim.lsp.start_client on 0.7;
-// neovim/lspconfig.lua: an nvim-lspconfig custom server) into headless
-// Neovim, with `dfd` on PATH as a user has it, and checks through
-// testdata/lsp/nvim/configs.lua that opening a project's files starts one
-// dfd client with the project as root, that its diagnostics and settings
-// arrive, and that a file outside any project starts nothing. Nothing of
-// Neovim is supplied: CI's Neovim is Debian's 0.7.2, so the configurations
-// must work there as they are (configs.lua supplies only nvim-lspconfig,
-// which cannot be installed). dfd.lua is loaded twice: by the script, and
-// as a user installs it — copied to ~/.config/nvim/plugin/dfd.lua and read
-// by Neovim's own startup (no --clean).
+// with the plugin in neovim/ on the runtimepath (Neovim's startup sources
+// its plugin/dfd.lua) and `dfd` on PATH as a user has it: the plugin
+// alone, neovim/examples/setup.lua (every option at its default) and
+// neovim/examples/lspconfig.lua (an nvim-lspconfig custom server, with the
+// plugin's autostart off), and checks through testdata/lsp/nvim/configs.lua
+// that opening a project's files starts one dfd client with the project
+// as root, that its diagnostics and settings (the project's metadata.json
+// as the snapshot) arrive, and that a file outside any project starts
+// nothing. Nothing of Neovim is supplied: CI's Neovim is Debian's 0.7.2,
+// so the configurations must work there as they are (configs.lua
+// supplies only nvim-lspconfig, which cannot be installed).
 func TestNeovimConfigs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no editor")
@@ -63,13 +63,11 @@ func TestNeovimConfigs(t *testing.T) {
 	if err := os.Symlink(dfdBin(t), filepath.Join(bin, "dfd")); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name, config string
-		asPlugin     bool // installed in the user's plugin directory, read at startup
-	}{
-		{"dfd.lua", "dfd.lua", false},
-		{"lspconfig.lua", "lspconfig.lua", false},
-		{"dfd.lua as plugin/dfd.lua", "dfd.lua", true},
+	plugin := filepath.Join(testenv.RepoRoot(), "neovim")
+	for _, tc := range []struct{ name, config string }{
+		{"plugin alone", ""},
+		{"examples/setup.lua", filepath.Join(plugin, "examples", "setup.lua")},
+		{"examples/lspconfig.lua", filepath.Join(plugin, "examples", "lspconfig.lua")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := jitWorkspace(t)
@@ -88,28 +86,10 @@ func TestNeovimConfigs(t *testing.T) {
 				t.Fatal(err)
 			}
 			result := filepath.Join(t.TempDir(), "result.txt")
-			configHome := t.TempDir()
-			config := filepath.Join(testenv.RepoRoot(), "neovim", tc.config)
-			args := []string{"--headless", "--clean", "-c", "luafile " + filepath.Join(script, "configs.lua")}
-			if tc.asPlugin {
-				b, err := os.ReadFile(config)
-				if err != nil {
-					t.Fatal(err)
-				}
-				plugin := filepath.Join(configHome, "nvim", "plugin", "dfd.lua")
-				if err := os.MkdirAll(filepath.Dir(plugin), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(plugin, b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				config = "" // Neovim loads it
-				args = []string{"--headless", "-c", "luafile " + filepath.Join(script, "configs.lua")}
-			}
-			cmd := exec.Command(nvim, args...)
+			cmd := exec.Command(nvim, "--headless", "--clean", "--cmd", "set rtp^="+plugin, "-c", "luafile "+filepath.Join(script, "configs.lua"))
 			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-				"DFD_CONFIG="+config, "DFD_PROJECT="+root, "DFD_OUTSIDE="+outside,
-				"DFD_RESULT="+result, "XDG_CONFIG_HOME="+configHome, "XDG_DATA_HOME="+t.TempDir(),
+				"DFD_CONFIG="+tc.config, "DFD_PROJECT="+root, "DFD_OUTSIDE="+outside,
+				"DFD_RESULT="+result, "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir(),
 				"XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 			runNeovim(t, cmd, result)
 		})
@@ -117,8 +97,7 @@ func TestNeovimConfigs(t *testing.T) {
 }
 
 // TestNeovimEdits renames and formats through Neovim's own LSP client with
-// the shipped neovim/dfd.lua installed as the user's plugin/dfd.lua and
-// `dfd` on PATH (testdata/lsp/nvim/edits.lua does the editing):
+// the plugin in neovim/ on the runtimepath and `dfd` on PATH (testdata/lsp/nvim/edits.lua does the editing):
 // vim.lsp.buf.rename on a ref("daily_clicks") of a .sqlx renames the ref
 // and the publish("daily_clicks", …) of the .js that defines it; a rename
 // of an action named by its file renames the file when the client
@@ -155,7 +134,7 @@ func TestNeovimEdits(t *testing.T) {
 	const placeholder = `${ref("raw_clicks")}`
 	messy := config + "select country,count(*) as n from " + placeholder + " where country='US' group by country\n"
 	for name, content := range map[string]string{
-		"metadata.json":                   string(snap), // dfd.lua's snapshot setting
+		"metadata.json":                   string(snap), // the plugin's default snapshot
 		"definitions/messy.sqlx":          messy,
 		"definitions/uses_campaigns.sqlx": "config { type: \"view\" }\nSELECT * FROM ${ref(\"campaigns\")}\n",
 	} {
@@ -188,22 +167,12 @@ func TestNeovimEdits(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	configHome := t.TempDir()
-	plugin, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "neovim", "dfd.lua"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(configHome, "nvim", "plugin"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(configHome, "nvim", "plugin", "dfd.lua"), plugin, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	result := filepath.Join(t.TempDir(), "result.txt")
-	cmd := exec.Command(nvim, "--headless", "-c", "luafile "+filepath.Join(testenv.RepoRoot(), "testdata", "lsp", "nvim", "edits.lua"))
+	cmd := exec.Command(nvim, "--headless", "--clean", "--cmd", "set rtp^="+filepath.Join(testenv.RepoRoot(), "neovim"),
+		"-c", "luafile "+filepath.Join(testenv.RepoRoot(), "testdata", "lsp", "nvim", "edits.lua"))
 	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"DFD_PROJECT="+root, "DFD_EXPECTED="+expectedPath, "DFD_RESULT="+result,
-		"XDG_CONFIG_HOME="+configHome, "XDG_DATA_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+		"XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	runNeovim(t, cmd, result)
 
 	// What Neovim wrote.
@@ -244,20 +213,51 @@ func TestNeovimEdits(t *testing.T) {
 }
 
 // TestEditorsDocNeovimConfigs keeps the Neovim section of docs/editors.md
-// and the files the headless tests load the same text: a user copies the
-// configuration from the page, and only the files are run.
+// and the plugin in agreement: the page quotes the example configurations
+// that TestNeovimConfigs loads verbatim (a user copies them from there),
+// and the page and :help dfd name every command plugin/dfd.lua defines
+// and every option of lua/dfd/config.lua.
 func TestEditorsDocNeovimConfigs(t *testing.T) {
-	page, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "editors.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, config := range []string{"dfd.lua", "lspconfig.lua"} {
-		b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "neovim", config))
+	plugin := filepath.Join(testenv.RepoRoot(), "neovim")
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(page), "```lua\n"+string(b)+"```\n") {
-			t.Errorf("docs/editors.md does not quote neovim/%s verbatim in a ```lua block", config)
+		return string(b)
+	}
+	page := read(filepath.Join(testenv.RepoRoot(), "docs", "editors.md"))
+	help := read(filepath.Join(plugin, "doc", "dfd.txt"))
+	for _, config := range []string{"setup.lua", "lspconfig.lua"} {
+		if b := read(filepath.Join(plugin, "examples", config)); !strings.Contains(page, "```lua\n"+b+"```\n") {
+			t.Errorf("docs/editors.md does not quote neovim/examples/%s verbatim in a ```lua block", config)
+		}
+	}
+	commands := regexp.MustCompile(`command\("(Dfd\w+)"`).FindAllStringSubmatch(read(filepath.Join(plugin, "plugin", "dfd.lua")), -1)
+	if len(commands) < 5 {
+		t.Fatalf("found %d commands in plugin/dfd.lua", len(commands))
+	}
+	for _, m := range commands {
+		if !strings.Contains(page, "`:"+m[1]) {
+			t.Errorf("docs/editors.md does not name :%s", m[1])
+		}
+		if !strings.Contains(help, "*:"+m[1]+"*") {
+			t.Errorf("doc/dfd.txt has no help tag *:%s*", m[1])
+		}
+	}
+	config := read(filepath.Join(plugin, "lua", "dfd", "config.lua"))
+	defaults := config[strings.Index(config, "M.defaults = {"):strings.Index(config, "\n}\n")]
+	options := regexp.MustCompile(`(?m)^  (\w+) = `).FindAllStringSubmatch(defaults, -1)
+	if len(options) < 8 {
+		t.Fatalf("found %d options in lua/dfd/config.lua", len(options))
+	}
+	setup := read(filepath.Join(plugin, "examples", "setup.lua"))
+	for _, m := range options {
+		if !strings.Contains(help, "  "+m[1]+" = ") {
+			t.Errorf("doc/dfd.txt's setup() example does not show the option %s", m[1])
+		}
+		if !strings.Contains(setup, "  "+m[1]+" = ") {
+			t.Errorf("neovim/examples/setup.lua does not show the option %s", m[1])
 		}
 	}
 }

@@ -1,11 +1,13 @@
--- Headless Neovim test of the configurations docs/editors.md gives (neovim/dfd.lua
--- and neovim/lspconfig.lua), run by daemon/nvim_test.go:
---   nvim --headless --clean -c 'luafile testdata/lsp/nvim/configs.lua'
--- Environment: DFD_CONFIG (the configuration file to load; empty when
--- Neovim loaded it at startup, as a user's plugin/dfd.lua), DFD_PROJECT (a
--- project with a broken file and metadata.json at its root), DFD_OUTSIDE (a
--- .js file outside any project), DFD_RESULT (report file). `dfd` must be on
--- PATH: the configurations start it by that name.
+-- Headless Neovim test of the Neovim configurations docs/editors.md gives,
+-- run by daemon/nvim_test.go (TestNeovimConfigs) with the plugin in
+-- neovim/ on the runtimepath (Neovim's startup sourced plugin/dfd.lua):
+--   nvim --headless --clean --cmd 'set rtp^=neovim' -c 'luafile testdata/lsp/nvim/configs.lua'
+-- Environment: DFD_CONFIG (a configuration file to load after startup, as
+-- a user's init.lua would: neovim/examples/setup.lua or lspconfig.lua;
+-- empty for the plugin alone), DFD_PROJECT (a project with a broken file
+-- and metadata.json at its root), DFD_OUTSIDE (a .js file outside any
+-- project), DFD_RESULT (report file). `dfd` must be on PATH: the
+-- configurations start it by that name.
 --
 -- The configurations themselves must work on Debian's Neovim 0.7.2 as on
 -- 0.8+: nothing of Neovim is supplied here. nvim-lspconfig cannot be

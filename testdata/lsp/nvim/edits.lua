@@ -1,12 +1,11 @@
 -- Headless Neovim test of rename and formatting through Neovim's own LSP
--- client and the shipped neovim/dfd.lua (installed as the user's
--- plugin/dfd.lua, so Neovim's startup loads it), run by
--- daemon/nvim_test.go (TestNeovimEdits):
---   nvim --headless -c 'luafile testdata/lsp/nvim/edits.lua'
+-- client and the plugin in neovim/ (on the runtimepath, so Neovim's
+-- startup loads it), run by daemon/nvim_test.go (TestNeovimEdits):
+--   nvim --headless --clean --cmd 'set rtp^=neovim' -c 'luafile testdata/lsp/nvim/edits.lua'
 -- Environment: DFD_PROJECT (a copy of the jit_actions fixture with
 -- metadata.json, definitions/messy.sqlx and definitions/uses_campaigns.sqlx),
 -- DFD_EXPECTED (what `dfd format` makes of messy.sqlx), DFD_RESULT (report
--- file). `dfd` is on PATH: dfd.lua starts it by that name.
+-- file). `dfd` is on PATH: the plugin starts it by that name.
 -- Edits are made the way a user makes them: vim.lsp.buf.rename(name) with
 -- the cursor on a ref, formatting with vim.lsp.buf.format where it exists
 -- (0.8+) else vim.lsp.buf.formatting_sync (0.7); edited buffers are then
@@ -40,7 +39,7 @@ local ok, err = pcall(function()
     end
   end
   -- Opens rel in the current window and waits for dfd (started or joined
-  -- by dfd.lua's FileType autocommand) to be attached and initialized.
+  -- by the plugin's FileType autocommand) to be attached and initialized.
   local function open(rel)
     vim.cmd('edit ' .. root .. '/' .. rel)
     local buf = vim.api.nvim_get_current_buf()

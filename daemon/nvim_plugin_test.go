@@ -1,0 +1,94 @@
+package daemon_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
+)
+
+// TestNeovimPlugin drives the Neovim plugin in neovim/ against the real
+// `dfd serve` on examples/clickstream, in headless Neovim (Debian's 0.7.2
+// on CI; $DFD_TEST_NVIM names more Neovim binaries to run it on, separated
+// by the path list separator). The plugin is installed as plugin managers
+// install it: on the runtimepath (lazy.nvim, packer and vim-plug add the
+// plugin's directory, here the repository's neovim/ subdirectory), or as a
+// package under pack/*/start, and Neovim's own startup sources its
+// plugin/dfd.lua. testdata/lsp/nvim/plugin.lua then checks, on the
+// runtimepath: the help tags; dfd starting for the project with omnifunc
+// and keymaps; :DfdPreview showing the JiT SQL built from the project's
+// metadata.json, not following an unsaved edit and following it after
+// :write; every code lens of the JiT action and of the view running through
+// vim.lsp.codelens.run(); :DfdGraph's tree and <CR>; :DfdLineage of the
+// column under the cursor; :DfdStatus; <C-x><C-o> completing a column;
+// :DfdRefreshMetadata; a project without metadata.json opening with no
+// error and no metadata source; :checkhealth dfd. As a package, the start
+// and the preview only.
+func TestNeovimPlugin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no editor")
+	}
+	out, err := exec.Command("bash", filepath.Join(testenv.RepoRoot(), "testdata", "lsp", "nvim", "ensure-nvim.sh")).Output()
+	if err != nil {
+		t.Fatalf("installing neovim: %v", err)
+	}
+	nvims := []string{strings.TrimSpace(string(out))}
+	for _, extra := range filepath.SplitList(os.Getenv("DFD_TEST_NVIM")) {
+		if extra != "" {
+			nvims = append(nvims, extra)
+		}
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(dfdBin(t), filepath.Join(bin, "dfd")); err != nil {
+		t.Fatal(err)
+	}
+	plugin := filepath.Join(testenv.RepoRoot(), "neovim")
+	script := filepath.Join(testenv.RepoRoot(), "testdata", "lsp", "nvim", "plugin.lua")
+	for i, nvim := range nvims {
+		vout, err := exec.Command(nvim, "--version").Output()
+		if err != nil {
+			t.Fatalf("%s --version: %v", nvim, err)
+		}
+		version := strings.TrimPrefix(strings.SplitN(string(vout), "\n", 2)[0], "NVIM ")
+		for _, install := range []string{"runtimepath", "package"} {
+			if install == "package" && i > 0 {
+				continue
+			}
+			t.Run(version+"/"+install, func(t *testing.T) {
+				root := testenv.ProjectCopy(t, filepath.Join(testenv.RepoRoot(), "examples", "clickstream"), testenv.CoreVersion)
+				bare := testenv.ProjectCopy(t, filepath.Join(testenv.RepoRoot(), "examples", "clickstream"), testenv.CoreVersion)
+				if _, err := os.Stat(filepath.Join(root, "metadata.json")); err != nil {
+					t.Fatalf("examples/clickstream has no metadata.json: %v", err)
+				}
+				if err := os.Remove(filepath.Join(bare, "metadata.json")); err != nil {
+					t.Fatal(err)
+				}
+				dataHome := t.TempDir()
+				args := []string{"--headless", "--clean", "--cmd", "set rtp^=" + plugin}
+				env := []string{}
+				if install == "package" {
+					// pack/*/start/* is on 'packpath' only without --clean;
+					// the empty XDG_CONFIG_HOME keeps any user config out.
+					pack := filepath.Join(dataHome, "nvim", "site", "pack", "dfd", "start")
+					if err := os.MkdirAll(pack, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Symlink(plugin, filepath.Join(pack, "dfd")); err != nil {
+						t.Fatal(err)
+					}
+					args = []string{"--headless"}
+					env = append(env, "DFD_ONLY_START=1")
+				}
+				result := filepath.Join(t.TempDir(), "result.txt")
+				cmd := exec.Command(nvim, append(args, "-c", "luafile "+script)...)
+				cmd.Env = append(append(os.Environ(), env...), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+					"DFD_PROJECT="+root, "DFD_BARE="+bare, "DFD_PLUGIN="+plugin, "DFD_TMP="+t.TempDir(), "DFD_RESULT="+result,
+					"XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+dataHome, "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+				runNeovim(t, cmd, result)
+			})
+		}
+	}
+}
