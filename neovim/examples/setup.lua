@@ -12,6 +12,7 @@ require("dfd").setup({
   -- the project root) if the file exists, else the server's default (none).
   snapshot = "metadata.json",
   keymaps = false, -- true: K, gd, gr, <leader>rn, <leader>dp, … (:help dfd-keymaps)
+  codelens = true, -- show code lenses (run one with vim.lsp.codelens.run())
   preview = { update_while_typing = false }, -- :DfdPreview follows saves
   on_attach = nil, -- function(client, bufnr), after dfd attaches
   capabilities = nil,

@@ -37,6 +37,7 @@ require("dfd.codelens").register()
 if vim.lsp.handlers["dfd/previewChanged"] == nil then
   vim.lsp.handlers["dfd/previewChanged"] = function(_, result, ctx)
     require("dfd.preview").on_changed(result, ctx)
+    require("dfd").on_compiled(ctx)
   end
 end
 

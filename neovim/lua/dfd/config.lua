@@ -22,6 +22,9 @@ M.defaults = {
   -- Buffer-local mappings on attach (:help dfd-keymaps): false, true, or a
   -- table { lhs = false | "other lhs" } to change some.
   keymaps = false,
+  -- Show dfd's code lenses (refreshed on entering a buffer, leaving Insert
+  -- mode and writing); :help dfd-codelens.
+  codelens = true,
   preview = {
     -- Refresh open previews on every compile, also of unsaved edits
     -- (false: when the file is saved, or changes on disk).
@@ -41,7 +44,9 @@ local lists = { cmd = true, filetypes = true, root_markers = true }
 
 function M.set(opts)
   opts = opts or {}
-  vim.validate({ opts = { opts, "table" } })
+  if type(opts) ~= "table" then
+    error("dfd.setup: options must be a table, got " .. type(opts), 2)
+  end
   local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   for key in pairs(lists) do
     if opts[key] ~= nil then

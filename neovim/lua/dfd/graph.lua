@@ -98,9 +98,8 @@ end
 -- :DfdGraph [depth]
 function M.command(args)
   local bufnr = vim.api.nvim_get_current_buf()
-  local client = dfd.client(bufnr)
+  local client = dfd.command_client(bufnr)
   if not client then
-    dfd.notify("no dfd server for this buffer (open a file of a Dataform project)", vim.log.levels.WARN)
     return
   end
   local depth = tonumber(args and args.args or "")

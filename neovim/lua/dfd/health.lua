@@ -14,7 +14,7 @@ local warn = health.warn or health.report_warn
 local error = health.error or health.report_error
 local info = health.info or health.report_info
 
-local uv = vim.loop or vim.uv
+local uv = vim.uv or vim.loop
 
 local function exists(path)
   return path and path ~= "" and uv.fs_stat(path) ~= nil

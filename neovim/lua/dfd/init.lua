@@ -7,7 +7,7 @@ local M = {}
 
 local has_08 = vim.fn.has("nvim-0.8") == 1
 local has_011 = vim.fn.has("nvim-0.11") == 1
-local uv = vim.loop or vim.uv
+local uv = vim.uv or vim.loop
 
 -- projects[root] = { choice = why this metadata source, settings = {dfd=…} }
 -- for every project a dfd client was started for (:DfdStatus, :checkhealth).
@@ -172,6 +172,21 @@ function M.request_sync(client, method, params, timeout_ms, bufnr)
   return client.request_sync(method, params, timeout_ms, bufnr)
 end
 
+-- command_client is the dfd client for a command run in bufnr, or nil
+-- after saying why there is none.
+function M.command_client(bufnr)
+  if not M.root_of(bufnr) then
+    M.notify("this buffer is not a file of a Dataform project (no "
+      .. table.concat(config.options.root_markers, " or ") .. " above it)", vim.log.levels.WARN)
+    return nil
+  end
+  local client = M.client(bufnr)
+  if not client then
+    M.notify("dfd is not running for this project (see :checkhealth dfd)", vim.log.levels.WARN)
+  end
+  return client
+end
+
 function M.notify(msg, level)
   vim.notify("dfd: " .. msg, level or vim.log.levels.INFO)
 end
@@ -267,8 +282,34 @@ function M.on_attach(client, bufnr)
     vim.bo[bufnr].omnifunc = "v:lua.vim.lsp.omnifunc"
   end
   set_keymaps(bufnr)
+  if config.options.codelens and vim.lsp.codelens then
+    local group = vim.api.nvim_create_augroup("dfd_codelens_" .. bufnr, { clear = true })
+    vim.api.nvim_create_autocmd({ "BufEnter", "InsertLeave", "BufWritePost" }, {
+      group = group,
+      buffer = bufnr,
+      callback = function()
+        -- refresh() asks the current buffer's servers (0.7 cannot name one).
+        if vim.api.nvim_get_current_buf() == bufnr and M.client(bufnr) then
+          pcall(vim.lsp.codelens.refresh)
+        end
+      end,
+    })
+    if vim.api.nvim_get_current_buf() == bufnr then
+      pcall(vim.lsp.codelens.refresh)
+    end
+  end
   if config.options.on_attach then
     config.options.on_attach(client, bufnr)
+  end
+end
+
+-- on_compiled runs on dfd/previewChanged (after every compile): the code
+-- lenses of the current buffer follow the compile, so that those of a file
+-- opened before its project's first compile appear.
+function M.on_compiled(ctx)
+  local bufnr = vim.api.nvim_get_current_buf()
+  if config.options.codelens and vim.lsp.buf_is_attached(bufnr, ctx.client_id) then
+    pcall(vim.lsp.codelens.refresh)
   end
 end
 

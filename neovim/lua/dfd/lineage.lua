@@ -52,9 +52,8 @@ end
 -- :DfdLineage [column]
 function M.command(args)
   local bufnr = vim.api.nvim_get_current_buf()
-  local client = dfd.client(bufnr)
+  local client = dfd.command_client(bufnr)
   if not client then
-    dfd.notify("no dfd server for this buffer (open a file of a Dataform project)", vim.log.levels.WARN)
     return
   end
   local params = vim.lsp.util.make_position_params(0, client.offset_encoding)

@@ -84,8 +84,8 @@ function M.render(result, target)
         get(action, "jit") and ", JiT" or "", get(action, "disabled") and ", disabled" or ""))
       local sql = get(action, "sql")
       if jp then
-        table.insert(lines, string.format("-- JiT code ran in %.1f ms; database calls answered by %s",
-          get(jp, "elapsedMs") or 0, get(jp, "adapter") or "none"))
+        table.insert(lines, string.format("-- JiT code ran in %.1f ms", get(jp, "elapsedMs") or 0))
+        table.insert(lines, "-- database calls, answered by " .. (get(jp, "adapter") or "none") .. ":")
         for _, call in ipairs(get(jp, "adapterCalls") or {}) do
           local notes = {}
           if get(call, "cached") then table.insert(notes, "cached") end
@@ -187,9 +187,8 @@ end
 -- :DfdPreview
 function M.command()
   local bufnr = vim.api.nvim_get_current_buf()
-  local client = dfd.client(bufnr)
+  local client = dfd.command_client(bufnr)
   if not client then
-    dfd.notify("no dfd server for this buffer (open a file of a Dataform project)", vim.log.levels.WARN)
     return
   end
   local line = vim.api.nvim_win_get_cursor(0)[1] - 1

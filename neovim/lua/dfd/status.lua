@@ -88,9 +88,8 @@ end
 -- project again (every project without one), then previews refresh.
 function M.refresh()
   local bufnr = vim.api.nvim_get_current_buf()
-  local client = dfd.client(bufnr)
+  local client = dfd.command_client(bufnr)
   if not client then
-    dfd.notify("no dfd server for this buffer (open a file of a Dataform project)", vim.log.levels.WARN)
     return
   end
   local root = dfd.root_of(bufnr)

@@ -123,12 +123,27 @@ local ok, err = pcall(function()
   got, body = wait_text(preview, 'COUNT(*) AS clicks /* edited in nvim */')
   check(':DfdPreview follows :write', got, body)
 
+  -- A saved edit of another file the JiT code reads (an includes file):
+  -- only dfd/previewChanged tells the preview of daily_clicks.js.
+  local settings = edit(root .. '/includes/jit_settings.js')
+  local slines = vim.api.nvim_buf_get_lines(settings, 0, -1, false)
+  for i, l in ipairs(slines) do
+    slines[i] = l:gsub('"MX"%]', '"BR"]')
+  end
+  vim.api.nvim_buf_set_lines(settings, 0, -1, false, slines)
+  vim.cmd('write')
+  got, body = wait_text(preview, "IN ('US', 'CA', 'BR')")
+  check(':DfdPreview follows dfd/previewChanged after :write of an includes file', got, body)
+  vim.cmd('buffer ' .. jit)
+
   -- Every code lens of the JiT action and of the view runs.
   local top_path = root .. '/definitions/top_countries.sqlx'
   local top = edit(top_path)
   dfd_client(top)
   check('sqlx filetype', vim.bo[top].filetype == 'sqlx', vim.bo[top].filetype)
   check('omnifunc in .sqlx', vim.bo[top].omnifunc == 'v:lua.vim.lsp.omnifunc', vim.bo[top].omnifunc)
+  check('code lenses shown by the plugin', vim.wait(30000, function() return #vim.lsp.codelens.get(top) > 0 end, 50),
+    vim.inspect(vim.lsp.codelens.get(top)))
   local ran = 0
   for _, path in ipairs({ jit_path, top_path }) do
     local b = edit(path)
@@ -232,7 +247,7 @@ local ok, err = pcall(function()
   -- Insert mode, so feedkeys keeps Insert mode ('x!') and a timer reads
   -- the completion menu, then leaves Insert mode with <Esc>.
   local words, tries = {}, 0
-  local timer = (vim.loop or vim.uv).new_timer()
+  local timer = (vim.uv or vim.loop).new_timer()
   timer:start(100, 100, vim.schedule_wrap(function()
     tries = tries + 1
     local items = vim.fn.complete_info({ 'items' }).items or {}
