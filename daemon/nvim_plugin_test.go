@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,8 @@ import (
 // TestNeovimPlugin drives the Neovim plugin in neovim/ against the real
 // `dfd serve` on examples/clickstream, in headless Neovim (Debian's 0.7.2
 // on CI; $DFD_TEST_NVIM names more Neovim binaries to run it on, separated
-// by the path list separator). The plugin is installed as plugin managers
+// by the path list separator: testdata/lsp/nvim/current-nvim.sh prints a
+// current one). The plugin is installed as plugin managers
 // install it: on the runtimepath (lazy.nvim, packer and vim-plug add the
 // plugin's directory, here the repository's neovim/ subdirectory), or as a
 // package under pack/*/start, and Neovim's own startup sources its
@@ -35,29 +37,20 @@ func TestNeovimPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatalf("installing neovim: %v", err)
 	}
-	nvims := []string{strings.TrimSpace(string(out))}
-	for _, extra := range filepath.SplitList(os.Getenv("DFD_TEST_NVIM")) {
-		if extra != "" {
-			nvims = append(nvims, extra)
-		}
-	}
+	nvims := testNeovims(t, strings.TrimSpace(string(out)))
 	bin := t.TempDir()
 	if err := os.Symlink(dfdBin(t), filepath.Join(bin, "dfd")); err != nil {
 		t.Fatal(err)
 	}
 	plugin := filepath.Join(testenv.RepoRoot(), "neovim")
 	script := filepath.Join(testenv.RepoRoot(), "testdata", "lsp", "nvim", "plugin.lua")
-	for i, nvim := range nvims {
-		vout, err := exec.Command(nvim, "--version").Output()
-		if err != nil {
-			t.Fatalf("%s --version: %v", nvim, err)
-		}
-		version := strings.TrimPrefix(strings.SplitN(string(vout), "\n", 2)[0], "NVIM ")
+	for i, nv := range nvims {
+		nvim := nv.path
 		for _, install := range []string{"runtimepath", "package"} {
 			if install == "package" && i > 0 {
 				continue
 			}
-			t.Run(version+"/"+install, func(t *testing.T) {
+			t.Run(nv.version+"/"+install, func(t *testing.T) {
 				root := testenv.ProjectCopy(t, filepath.Join(testenv.RepoRoot(), "examples", "clickstream"), testenv.CoreVersion)
 				bare := testenv.ProjectCopy(t, filepath.Join(testenv.RepoRoot(), "examples", "clickstream"), testenv.CoreVersion)
 				if _, err := os.Stat(filepath.Join(root, "metadata.json")); err != nil {
@@ -91,4 +84,37 @@ func TestNeovimPlugin(t *testing.T) {
 			})
 		}
 	}
+}
+
+// testNeovim is a Neovim binary the editor tests run.
+type testNeovim struct {
+	path, version string // version: "v0.7.2"
+	minor         int
+}
+
+// testNeovims returns the Neovim of ensure-nvim.sh (Debian's 0.7.2 on CI)
+// and those $DFD_TEST_NVIM names (separated by the path list separator),
+// each with its version.
+func testNeovims(t *testing.T, debian string) []testNeovim {
+	t.Helper()
+	paths := []string{debian}
+	for _, extra := range filepath.SplitList(os.Getenv("DFD_TEST_NVIM")) {
+		if extra != "" {
+			paths = append(paths, extra)
+		}
+	}
+	var out []testNeovim
+	for _, p := range paths {
+		b, err := exec.Command(p, "--version").Output()
+		if err != nil {
+			t.Fatalf("%s --version: %v", p, err)
+		}
+		version := strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "NVIM ")
+		var major, minor int
+		if _, err := fmt.Sscanf(version, "v%d.%d", &major, &minor); err != nil || major != 0 {
+			t.Fatalf("%s --version: cannot read the version of %q", p, version)
+		}
+		out = append(out, testNeovim{path: p, version: version, minor: minor})
+	}
+	return out
 }

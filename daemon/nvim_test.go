@@ -58,41 +58,50 @@ func TestNeovimConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("installing neovim: %v", err)
 	}
-	nvim := strings.TrimSpace(string(out))
 	bin := t.TempDir()
 	if err := os.Symlink(dfdBin(t), filepath.Join(bin, "dfd")); err != nil {
 		t.Fatal(err)
 	}
 	plugin := filepath.Join(testenv.RepoRoot(), "neovim")
-	for _, tc := range []struct{ name, config string }{
-		{"plugin alone", ""},
-		{"examples/setup.lua", filepath.Join(plugin, "examples", "setup.lua")},
-		{"examples/lspconfig.lua", filepath.Join(plugin, "examples", "lspconfig.lua")},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			root := jitWorkspace(t)
-			if err := os.WriteFile(filepath.Join(root, "definitions", "broken.sqlx"), []byte("config { type: \"view\" }\nSELECT * FROM ${ref(\"no_such_table\")}\n"), 0o644); err != nil {
-				t.Fatal(err)
+	for _, nv := range testNeovims(t, strings.TrimSpace(string(out))) {
+		for _, tc := range []struct {
+			name, config string
+			minMinor     int // the Neovim 0.x it needs
+		}{
+			{"plugin alone", "", 7},
+			{"examples/setup.lua", filepath.Join(plugin, "examples", "setup.lua"), 7},
+			{"examples/lspconfig.lua", filepath.Join(plugin, "examples", "lspconfig.lua"), 7},
+			{"examples/enable.lua", filepath.Join(plugin, "examples", "enable.lua"), 11},
+		} {
+			if nv.minor < tc.minMinor {
+				continue
 			}
-			snap, err := os.ReadFile(snapshotPath())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(root, "metadata.json"), snap, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			outside := filepath.Join(t.TempDir(), "notes.js")
-			if err := os.WriteFile(outside, []byte("// not a Dataform project\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			result := filepath.Join(t.TempDir(), "result.txt")
-			cmd := exec.Command(nvim, "--headless", "--clean", "--cmd", "set rtp^="+plugin, "-c", "luafile "+filepath.Join(script, "configs.lua"))
-			cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-				"DFD_CONFIG="+tc.config, "DFD_PROJECT="+root, "DFD_OUTSIDE="+outside,
-				"DFD_RESULT="+result, "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir(),
-				"XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
-			runNeovim(t, cmd, result)
-		})
+			nvim := nv.path
+			t.Run(nv.version+"/"+tc.name, func(t *testing.T) {
+				root := jitWorkspace(t)
+				if err := os.WriteFile(filepath.Join(root, "definitions", "broken.sqlx"), []byte("config { type: \"view\" }\nSELECT * FROM ${ref(\"no_such_table\")}\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				snap, err := os.ReadFile(snapshotPath())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, "metadata.json"), snap, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				outside := filepath.Join(t.TempDir(), "notes.js")
+				if err := os.WriteFile(outside, []byte("// not a Dataform project\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				result := filepath.Join(t.TempDir(), "result.txt")
+				cmd := exec.Command(nvim, "--headless", "--clean", "--cmd", "set rtp^="+plugin, "-c", "luafile "+filepath.Join(script, "configs.lua"))
+				cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+					"DFD_CONFIG="+tc.config, "DFD_PROJECT="+root, "DFD_OUTSIDE="+outside,
+					"DFD_RESULT="+result, "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir(),
+					"XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+				runNeovim(t, cmd, result)
+			})
+		}
 	}
 }
 
@@ -228,7 +237,7 @@ func TestEditorsDocNeovimConfigs(t *testing.T) {
 	}
 	page := read(filepath.Join(testenv.RepoRoot(), "docs", "editors.md"))
 	help := read(filepath.Join(plugin, "doc", "dfd.txt"))
-	for _, config := range []string{"setup.lua", "lspconfig.lua"} {
+	for _, config := range []string{"setup.lua", "enable.lua", "lspconfig.lua"} {
 		if b := read(filepath.Join(plugin, "examples", config)); !strings.Contains(page, "```lua\n"+b+"```\n") {
 			t.Errorf("docs/editors.md does not quote neovim/examples/%s verbatim in a ```lua block", config)
 		}

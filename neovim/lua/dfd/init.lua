@@ -282,7 +282,10 @@ function M.on_attach(client, bufnr)
     vim.bo[bufnr].omnifunc = "v:lua.vim.lsp.omnifunc"
   end
   set_keymaps(bufnr)
-  if config.options.codelens and vim.lsp.codelens then
+  if config.options.codelens and vim.lsp.codelens.enable then
+    -- 0.12+ shows and refreshes the lenses itself (refresh is deprecated).
+    vim.lsp.codelens.enable(true, { bufnr = bufnr })
+  elseif config.options.codelens then
     local group = vim.api.nvim_create_augroup("dfd_codelens_" .. bufnr, { clear = true })
     vim.api.nvim_create_autocmd({ "BufEnter", "InsertLeave", "BufWritePost" }, {
       group = group,
@@ -307,8 +310,18 @@ end
 -- lenses of the current buffer follow the compile, so that those of a file
 -- opened before its project's first compile appear.
 function M.on_compiled(ctx)
-  local bufnr = vim.api.nvim_get_current_buf()
-  if config.options.codelens and vim.lsp.buf_is_attached(bufnr, ctx.client_id) then
+  if not config.options.codelens then
+    return
+  end
+  if vim.lsp.codelens.enable then
+    -- 0.12+: as if the server had sent workspace/codeLens/refresh.
+    local refresh = vim.lsp.handlers["workspace/codeLens/refresh"]
+    if refresh then
+      pcall(refresh, nil, vim.NIL, { method = "workspace/codeLens/refresh", client_id = ctx.client_id })
+    end
+    return
+  end
+  if vim.lsp.buf_is_attached(vim.api.nvim_get_current_buf(), ctx.client_id) then
     pcall(vim.lsp.codelens.refresh)
   end
 end

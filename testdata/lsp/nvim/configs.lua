@@ -19,6 +19,16 @@
 -- exists, else vim.lsp.start_client, as lspconfig did on 0.7).
 -- What is tested is the configurations themselves: their command, file
 -- types, root detection and settings, against the real dfd.
+-- Client calls in the form each Neovim wants (client:f() from 0.11 on,
+-- where client.f() is deprecated), and the client list.
+local new_api = vim.fn.has('nvim-0.11') == 1
+local function call(client, f, ...)
+  if new_api then return client[f](client, ...) end
+  return client[f](...)
+end
+local function all_clients()
+  return (vim.lsp.get_clients or vim.lsp.get_active_clients)()
+end
 local report = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/report.lua')
 local log, check, finish = report.log, report.check, report.finish
 
@@ -51,7 +61,7 @@ if not pcall(require, 'lspconfig') then
             vim.lsp.start(config)
             return
           end
-          for _, c in pairs(vim.lsp.get_active_clients()) do
+          for _, c in pairs(all_clients()) do
             if c.name == name and c.config.root_dir == root then
               vim.lsp.buf_attach_client(args.buf, c.id)
               return
@@ -73,7 +83,7 @@ local ok, err = pcall(function()
 
   local function dfd_clients()
     local out = {}
-    for _, c in pairs(vim.lsp.get_active_clients()) do
+    for _, c in pairs(all_clients()) do
       if c.name == 'dfd' then table.insert(out, c) end
     end
     return out
@@ -96,7 +106,7 @@ local ok, err = pcall(function()
     return #dfd_clients() == 1 and vim.lsp.buf_is_attached(js, client.id)
   end, 20))
   -- The settings reached dfd: the JiT preview uses metadata.json.
-  local res = client.request_sync('dfd/preview', { textDocument = { uri = vim.uri_from_bufnr(js) } }, 30000, js)
+  local res = call(client, 'request_sync', 'dfd/preview', { textDocument = { uri = vim.uri_from_bufnr(js) } }, 30000, js)
   local a = res and res.result and res.result.actions and res.result.actions[1]
   local jp = a and a.jitPreview
   check('settings reached dfd (snapshot adapter)', jp and jp.adapter and jp.adapter:find('metadata.json', 1, true) ~= nil,
@@ -109,8 +119,8 @@ local ok, err = pcall(function()
   vim.wait(500)
   check('no client outside a project', not vim.lsp.buf_is_attached(other, client.id) and #dfd_clients() == 1)
 
-  client.stop()
-  check('stopped', vim.wait(10000, function() return client.is_stopped() end, 20))
+  call(client, 'stop')
+  check('stopped', vim.wait(10000, function() return call(client, 'is_stopped') end, 20))
 end)
 if not ok then check('script', false, tostring(err)) end
 finish()
