@@ -2,9 +2,13 @@ package daemon_test
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,4 +121,38 @@ func testNeovims(t *testing.T, debian string) []testNeovim {
 		out = append(out, testNeovim{path: p, version: version, minor: minor})
 	}
 	return out
+}
+
+// TestNeovimPluginHandlesEveryLensCommand: every client-side command a
+// code lens of dfd names (the "dfd.…" constants of lsp/code_lens.go) has a
+// handler in the plugin's lua/dfd/codelens.lua, so vim.lsp.codelens.run()
+// never says "Language server does not support command" for one of them
+// (TestNeovimPlugin runs the lenses the example shows).
+func TestNeovimPluginHandlesEveryLensCommand(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join(testenv.RepoRoot(), "lsp", "code_lens.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var commands []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			if s, err := strconv.Unquote(lit.Value); err == nil && strings.HasPrefix(s, "dfd.") {
+				commands = append(commands, s)
+			}
+		}
+		return true
+	})
+	if len(commands) < 2 {
+		t.Fatalf("found %d dfd.… commands in lsp/code_lens.go: %v", len(commands), commands)
+	}
+	b, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "neovim", "lua", "dfd", "codelens.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commands {
+		if !strings.Contains(string(b), `["`+c+`"] = function(`) {
+			t.Errorf("neovim/lua/dfd/codelens.lua has no handler for the code lens command %s", c)
+		}
+	}
 }
