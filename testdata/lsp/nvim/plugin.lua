@@ -313,6 +313,23 @@ local ok, err = pcall(function()
     local pattern = vim.pesc(want):gsub('^OK ', 'OK:? ')
     check(':checkhealth dfd says ' .. want, health:find(pattern) ~= nil, health)
   end
+  -- Per-project settings: a function of the root; what the settings name
+  -- wins over the snapshot found in the project.
+  local dfd = require('dfd')
+  dfd.setup({ settings = function(r)
+    if r == bare then return { metadata = { source = 'bigquery' }, logLevel = 'debug' } end
+    return { dfd = { logLevel = 'warn' } }
+  end })
+  local sb, cb = dfd.settings_for(bare)
+  local sr, cr = dfd.settings_for(root)
+  check('settings per project: bare', sb.dfd.metadata.source == 'bigquery' and sb.dfd.logLevel == 'debug'
+    and cb == 'from your settings: source bigquery', vim.inspect({ sb, cb }))
+  check('settings per project: snapshot found', sr.dfd.logLevel == 'warn' and sr.dfd.metadata.source == 'snapshot'
+    and sr.dfd.metadata.snapshot == 'metadata.json', vim.inspect({ sr, cr }))
+  dfd.setup({ snapshot = false })
+  sr, cr = dfd.settings_for(root)
+  check('snapshot = false leaves the source to the server', sr.dfd.metadata == nil and cr:find('server', 1, true) ~= nil, vim.inspect({ sr, cr }))
+
   log('--- checkhealth\n' .. health)
   log('--- lineage\n' .. text(buf_named(lineage)))
   log('--- messages\n' .. vim.inspect(notes))
