@@ -38,6 +38,21 @@ done
 DFD_BQ_EMULATOR=$(bash tools/bqemulator/build.sh)
 export DFD_BQ_EMULATOR
 
+# Current Neovims beside Debian 12's 0.7.2 for the Neovim plugin's tests:
+# Debian 13's and unstable's packages, unpacked into the cache (not
+# installed). The archive moving under unstable must not break CI: a
+# Neovim that cannot be fetched is said loudly and left out.
+extra_nvims=()
+for suite in trixie sid; do
+  if nv=$(SUITE=$suite bash testdata/lsp/nvim/current-nvim.sh 2>/tmp/dfd-nvim-$suite.log); then
+    extra_nvims+=("$nv")
+  else
+    log "WARNING: Debian $suite's Neovim could not be fetched; the plugin tests run without it (see /tmp/dfd-nvim-$suite.log)"
+  fi
+done
+DFD_TEST_NVIM=$(IFS=:; echo "${extra_nvims[*]}")
+export DFD_TEST_NVIM
+
 # dfd is pure Go. Building without cgo, as tools/bqemulator/build.sh builds
 # the emulator, lets both share the Go build cache for GoogleSQL
 # (github.com/goccy/go-googlesql, ~100 MB of generated Go that takes minutes
