@@ -16,8 +16,13 @@ type Verdict struct {
 	// (statistics.query.referencedRoutines: user and remote functions,
 	// table functions, procedures), as "project.dataset.routine".
 	Routines []string
-	// Bytes is what the statement would process.
+	// Bytes is what the statement would process
+	// (statistics.query.totalBytesProcessed).
 	Bytes int64
+	// Tables are the tables the statement reads
+	// (statistics.query.referencedTables), as "project.dataset.table":
+	// what a kept verdict depends on (see package drycost).
+	Tables []string
 	// Response is the dry run's answer (schema and bytes, no rows): what
 	// the JiT code gets when the statement is not run for real.
 	Response *dataformpb.ExecuteResponse

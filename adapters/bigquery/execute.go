@@ -139,6 +139,11 @@ func (a *Adapter) Verify(ctx context.Context, req *dataformpb.ExecuteRequest) (*
 					v.Routines = append(v.Routines, r.ProjectId+"."+r.DatasetId+"."+r.RoutineId)
 				}
 			}
+			for _, t := range q.ReferencedTables {
+				if t != nil {
+					v.Tables = append(v.Tables, t.ProjectId+"."+t.DatasetId+"."+t.TableId)
+				}
+			}
 		}
 	}
 	return v, nil

@@ -1164,6 +1164,7 @@ func (c *Cache) Verify(ctx context.Context, req *dataformpb.ExecuteRequest) (*ad
 func cloneVerdict(v *adapters.Verdict) *adapters.Verdict {
 	out := *v
 	out.Routines = slices.Clone(v.Routines)
+	out.Tables = slices.Clone(v.Tables)
 	if v.Response != nil {
 		out.Response = proto.Clone(v.Response).(*dataformpb.ExecuteResponse)
 	}

@@ -41,6 +41,9 @@ func verdictSize(v *adapters.Verdict) int64 {
 	for _, r := range v.Routines {
 		n += int64(len(r))
 	}
+	for _, t := range v.Tables {
+		n += int64(len(t))
+	}
 	return n
 }
 

@@ -135,6 +135,8 @@ type Policy struct {
 
 // Wrap returns a DbAdapter that applies p to every call before inner sees
 // it. p is copied: later changes to it (or to its Labels map) do not apply.
+// The adapter is also an adapters.Verifier (see adapter.Verify): dry runs
+// with p's cap and labels.
 func (p Policy) Wrap(inner adapters.DbAdapter) adapters.DbAdapter {
 	p.Labels = maps.Clone(p.Labels)
 	switch p.Mode {
@@ -163,8 +165,12 @@ type adapter struct {
 	inner adapters.DbAdapter
 }
 
-func (a *adapter) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, error) {
-	out := new(dataformpb.ExecuteRequest)
+// prepare is req as the policy sends it, on a copy: the byte cap, the
+// run's options merged under the request's and, outside run mode, dfd's
+// location, reservation and preview label. opts is out's options, for the
+// caller to finish (dry run or not) and set.
+func (a *adapter) prepare(ctx context.Context, req *dataformpb.ExecuteRequest) (out *dataformpb.ExecuteRequest, opts *dataformpb.BigQueryExecuteOptions, guarded bool) {
+	out = new(dataformpb.ExecuteRequest)
 	if req != nil {
 		out = proto.Clone(req).(*dataformpb.ExecuteRequest) // never modify the caller's request
 	}
@@ -172,8 +178,8 @@ func (a *adapter) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (
 	if cap := p.Cap(); cap > 0 && (out.ByteLimit <= 0 || out.ByteLimit > cap) {
 		out.ByteLimit = cap
 	}
-	opts := mergeOptions(p, out.GetBigQueryOptions())
-	guarded := p.Mode != Run
+	opts = mergeOptions(p, out.GetBigQueryOptions())
+	guarded = p.Mode != Run
 	if guarded {
 		// Where a preview's job runs and whose slots it uses are dfd's
 		// settings, not the JiT code's.
@@ -186,6 +192,28 @@ func (a *adapter) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (
 		}
 		opts.Labels[PreviewLabelKey] = PreviewLabelValue
 	}
+	return out, opts, guarded
+}
+
+// Verify implements adapters.Verifier when the wrapped adapter does: a
+// dry run of req, whatever req asks, prepared as Execute prepares its
+// requests (cap, labels, location). Nothing runs: it is how dfd asks
+// BigQuery what a statement would cost (package drycost). Without a
+// verifying backend it answers UNIMPLEMENTED.
+func (a *adapter) Verify(ctx context.Context, req *dataformpb.ExecuteRequest) (*adapters.Verdict, error) {
+	ver, ok := a.inner.(adapters.Verifier)
+	if !ok {
+		return nil, adapters.Errorf(adapters.Unimplemented, "this backend cannot dry-run statements")
+	}
+	out, opts, _ := a.prepare(ctx, req)
+	opts.DryRun = true
+	out.BigQueryOptions = opts
+	return ver.Verify(ctx, out)
+}
+
+func (a *adapter) Execute(ctx context.Context, req *dataformpb.ExecuteRequest) (*dataformpb.ExecuteResponse, error) {
+	out, opts, guarded := a.prepare(ctx, req)
+	p := a.p
 	set := func() {
 		if proto.Size(opts) > 0 {
 			out.BigQueryOptions = opts

@@ -39,6 +39,7 @@ var rules = map[string][]string{
 	"adapters/bigquery":    {"adapters", "protos/dataformpb"},
 	"adapters/policy":      {"adapters", "gsql", "protos/dataformpb"},
 	"adapters/connect":     {"adapters/...", "gsql", "protos/dataformpb"},
+	"adapters/drycost":     {"adapters", "protos/dataformpb"}, // dry-run figures: any Verifier (policy-wrapped BigQuery)
 
 	"compile":        {"engine", "project", "protos/dataformpb", "internal/heapwatch"},
 	"jit/wirepb":     nil,

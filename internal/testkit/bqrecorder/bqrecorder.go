@@ -58,6 +58,39 @@ type Options struct {
 	// that fault instead (after recording it). n counts the requests so far,
 	// this one included (from 1).
 	Fault func(r *http.Request, n int) *Fault
+
+	// Bytes is the totalBytesProcessed a dry run of stmt reports (default
+	// 1024 for every statement).
+	Bytes func(stmt string) int64
+	// Referenced are the tables a dry run of stmt reports as read
+	// (statistics.query.referencedTables), as "project.dataset.table".
+	Referenced func(stmt string) []string
+	// DryRunError, when it returns a fault for stmt, answers its dry runs
+	// with it, as BigQuery answers a dry run it refuses (see SQLError,
+	// TableNotFound); nil: the dry run succeeds.
+	DryRunError func(stmt string) *Fault
+	// Table says whether tables.get finds a table and its lastModifiedTime
+	// (milliseconds since the epoch). Default: every table exists, with
+	// no lastModifiedTime.
+	Table func(project, dataset, table string) (lastModifiedMs int64, exists bool)
+}
+
+// SQLError is BigQuery's answer to a dry run of SQL it refuses: 400
+// invalidQuery, with the position ("at [line:column]", 1-based, in the
+// statement) as BigQuery words it.
+func SQLError(msg string, line, col int) *Fault {
+	return &Fault{Status: http.StatusBadRequest, Reason: "invalidQuery", Message: fmt.Sprintf("%s at [%d:%d]", msg, line, col)}
+}
+
+// TableNotFound is BigQuery's answer to a dry run that reads a missing
+// table ("project.dataset.table"): 404 notFound, worded as BigQuery does.
+func TableNotFound(table string) *Fault {
+	p := strings.SplitN(table, ".", 3)
+	name := table
+	if len(p) == 3 {
+		name = p[0] + ":" + p[1] + "." + p[2]
+	}
+	return &Fault{Status: http.StatusNotFound, Reason: "notFound", Message: "Not found: Table " + name + " was not found in location US"}
 }
 
 // Fault is a way to answer a request badly.
@@ -204,6 +237,17 @@ func (s *Server) Jobs() []Request {
 	return out
 }
 
+// DryRuns returns the dry-run jobs.insert requests so far, in order.
+func (s *Server) DryRuns() []Request {
+	var out []Request
+	for _, r := range s.Jobs() {
+		if r.DryRun {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Reset forgets the requests so far.
 func (s *Server) Reset() {
 	s.mu.Lock()
@@ -242,6 +286,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Fault = s.override
 	} else if s.opts.Fault != nil {
 		rec.Fault = s.opts.Fault(r, len(s.reqs)+1)
+	}
+	if rec.Fault == nil && rec.DryRun && s.opts.DryRunError != nil {
+		rec.Fault = s.opts.DryRunError(rec.Statement)
 	}
 	s.reqs = append(s.reqs, rec)
 	slow := false
@@ -293,8 +340,12 @@ func reply(w http.ResponseWriter, v any) {
 func (s *Server) dryRun(w http.ResponseWriter, rec Request) {
 	job := *rec.Job
 	job.Status = &bq.JobStatus{State: "DONE"}
+	bytes := int64(1024)
+	if s.opts.Bytes != nil {
+		bytes = s.opts.Bytes(rec.Statement)
+	}
 	st := &bq.JobStatistics2{
-		TotalBytesProcessed: 1024,
+		TotalBytesProcessed: bytes,
 		StatementType:       s.opts.StatementType(rec.Statement),
 		Schema:              &bq.TableSchema{Fields: []*bq.TableFieldSchema{{Name: "n", Type: "INTEGER"}}},
 	}
@@ -306,7 +357,15 @@ func (s *Server) dryRun(w http.ResponseWriter, rec Request) {
 			}
 		}
 	}
-	job.Statistics = &bq.JobStatistics{TotalBytesProcessed: 1024, Query: st}
+	if s.opts.Referenced != nil {
+		for _, t := range s.opts.Referenced(rec.Statement) {
+			p := strings.SplitN(t, ".", 3)
+			if len(p) == 3 {
+				st.ReferencedTables = append(st.ReferencedTables, &bq.TableReference{ProjectId: p[0], DatasetId: p[1], TableId: p[2]})
+			}
+		}
+	}
+	job.Statistics = &bq.JobStatistics{TotalBytesProcessed: bytes, Query: st}
 	reply(w, &job)
 }
 
@@ -341,9 +400,18 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, parts []string, 
 		}
 		reply(w, page)
 	case r.Method == http.MethodGet && len(parts) == 6 && parts[4] == "tables":
+		var modified int64
+		if s.opts.Table != nil {
+			var ok bool
+			if modified, ok = s.opts.Table(parts[1], parts[3], parts[5]); !ok {
+				s.fault(w, r, TableNotFound(parts[1]+"."+parts[3]+"."+parts[5]))
+				return
+			}
+		}
 		reply(w, &bq.Table{
-			TableReference: &bq.TableReference{ProjectId: parts[1], DatasetId: parts[3], TableId: parts[5]},
-			Type:           "TABLE",
+			TableReference:   &bq.TableReference{ProjectId: parts[1], DatasetId: parts[3], TableId: parts[5]},
+			Type:             "TABLE",
+			LastModifiedTime: uint64(modified),
 			Schema: &bq.TableSchema{Fields: []*bq.TableFieldSchema{
 				{Name: "id", Type: "INTEGER"}, {Name: "name", Type: "STRING"},
 			}},
