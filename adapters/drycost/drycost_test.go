@@ -155,7 +155,9 @@ func TestVerdicts(t *testing.T) {
 					return nil
 				},
 				Bytes: func(string) int64 { return 42 },
-				Table: func(_, ds, table string) (int64, bool) { return 1, !fail.Load() || (ds != "raw" && table != "upstream") },
+				Table: func(_, ds, table string) (int64, bool) {
+					return 1, !fail.Load() || (ds != "raw" && table != "upstream")
+				},
 			})
 			s := service(t, rec)
 			const stmt = "select name from p.ds.upstream"

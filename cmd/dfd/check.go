@@ -18,6 +18,7 @@ import (
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/adapters/connect"
 	"github.com/dfdtools/dfd/adapters/credentials"
+	"github.com/dfdtools/dfd/adapters/drycost"
 	"github.com/dfdtools/dfd/adapters/offline"
 	"github.com/dfdtools/dfd/adapters/policy"
 	"github.com/dfdtools/dfd/compile"
@@ -57,9 +58,12 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	timeout := fs.String("timeout", "", "time allowed for compilation, e.g. 30s, 2m (default 60s, as the CLI)")
 	metadataTimeout := fs.String("metadata-timeout", "", "time allowed for BigQuery's metadata in all, e.g. 20s, 2m (default 60s): past it, BigQuery is reported as not answering")
 	allowUnchecked := fs.Bool("allow-unchecked", false, "exit 0, not 3, when statements could not be checked (BigQuery did not answer, or no metadata): the causes are still printed")
+	withCost := fs.Bool("cost", false, "also print each action's bytes processed and cost for one run, from BigQuery's dry runs, and the project's totals")
+	pricePerTiB := fs.Float64("price-per-tib", drycost.DefaultPricePerTiB, "on-demand price in US dollars per TiB processed, for --cost")
+	billing := fs.String("billing", billingOnDemand, "billing model for --cost: on-demand (bytes and dollars) or capacity (bytes only)")
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: dfd check [DIR] [--metadata FILE | --offline] [--allow-unchecked] [--json] [compile flags]")
+		fmt.Fprintln(env.stderr, "Usage: dfd check [DIR] [--metadata FILE | --offline] [--allow-unchecked] [--json] [--cost] [compile flags]")
 		fmt.Fprintln(env.stderr, "Compiles the project in DIR (default: the current directory) and analyses every")
 		fmt.Fprintln(env.stderr, "action's SQL with GoogleSQL, BigQuery's analyzer, against the warehouse's schemas")
 		fmt.Fprintln(env.stderr, "and the schemas the project's own actions produce. Prints")
@@ -99,6 +103,14 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 			fmt.Fprintf(env.stderr, "dfd check: --metadata-timeout: %v\n", err)
 			return exitUsage
 		}
+	}
+	if *billing != billingOnDemand && *billing != billingCapacity {
+		fmt.Fprintf(env.stderr, "dfd check: --billing %q: want on-demand or capacity\n", *billing)
+		return exitUsage
+	}
+	if *pricePerTiB < 0 {
+		fmt.Fprintf(env.stderr, "dfd check: --price-per-tib %v: a price is not negative\n", *pricePerTiB)
+		return exitUsage
 	}
 	if *offlineOnly && (*endpoint != "" || *credsFile != "") {
 		fmt.Fprintln(env.stderr, "dfd check: --offline and --endpoint/--credentials are mutually exclusive")
@@ -202,11 +214,26 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	if line := wh.staleLine(); line != "" {
 		fmt.Fprintf(env.stderr, "dfd check: %s\n", line)
 	}
+	var cost *costReport
+	if *withCost {
+		cost = estimateCosts(ctx, wh, res.Graph, opts.Jit, costOptions{billing: *billing, pricePerTiB: *pricePerTiB, timeout: mdTimeout})
+		if !cost.Available {
+			fmt.Fprintf(env.stderr, "dfd check: cost not available: %s\n", cost.Reason)
+		}
+	}
 	if *asJSON {
 		if findings == nil {
 			findings = []checkFinding{}
 		}
-		b, err := json.MarshalIndent(findings, "", "  ")
+		// With --cost, one object: the findings and the cost.
+		var v any = findings
+		if cost != nil {
+			v = struct {
+				Findings []checkFinding `json:"findings"`
+				Cost     *costReport    `json:"cost"`
+			}{findings, cost}
+		}
+		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
 			fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
 			return 1
@@ -214,6 +241,9 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 		_, _ = env.stdout.Write(append(b, '\n'))
 	} else {
 		printFindings(env.stdout, findings, *verbose)
+		if cost != nil && cost.Available {
+			printCost(env.stdout, cost)
+		}
 	}
 	fmt.Fprintf(env.stderr, "dfd check: %d statement(s) analysed, %d not%s; %d error(s), %d warning(s)\n",
 		out.Analysed, out.Skipped, map[bool]string{true: " (--verbose says why)", false: ""}[out.Skipped > 0 && !*verbose && !*asJSON], errorsSeen, warnings)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/bigquery"
 	"github.com/dfdtools/dfd/adapters/cache"
 	"github.com/dfdtools/dfd/adapters/connect"
 	"github.com/dfdtools/dfd/adapters/credentials"
@@ -52,7 +53,9 @@ type checkWarehouse struct {
 	offline    bool               // --offline without --metadata
 	connectErr error              // BigQuery could not be opened (no credentials, a bad file)
 	creds      *credentials.Resolved
-	bq         *checkSource // BigQuery through the cache, when opened
+	bq         *checkSource      // BigQuery through the cache, when opened
+	bigquery   *bigquery.Adapter // BigQuery itself, when opened (dry runs of --cost)
+	cache      *cache.Cache      // the metadata cache, when opened
 	close      func()
 }
 
@@ -91,6 +94,7 @@ func openCheckWarehouse(ctx context.Context, env *cmdEnv, dir string, res *compi
 		return w, nil
 	}
 	w.creds = backend.Credentials
+	w.bigquery, w.cache = backend.BigQuery, backend.Cache
 	w.bq = &checkSource{Recorder: adapters.NewRecorder(backend.Cache), cache: backend.Cache, deadline: deadline}
 	w.source = w.bq
 	w.close = func() { backend.Close() }
