@@ -23,7 +23,10 @@
 //
 // Concurrent estimates of one text share a dry run; at most
 // Options.Concurrency dry runs are in flight; a caller that gives up
-// (its context ends) stops waiting at once.
+// (its context ends) stops waiting at once. A dry run already sent goes
+// on (it is free, bounded by the adapter's call limit, and its answer is
+// kept: an edit elsewhere does not make an unchanged statement's dry run
+// go twice); one not sent yet that nobody waits for any more is dropped.
 package drycost
 
 import (
@@ -101,11 +104,18 @@ type Service struct {
 	opts Options
 	sem  chan struct{}
 
+	// Dry runs run under ctx, in goroutines the Service owns (wg): one
+	// that has started goes on when its askers leave, so that its answer
+	// is kept for the next ask of the same text; Close ends them.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
 	mu      sync.Mutex
 	entries map[string]*entry
 	order   []string // keys in the order they were kept, for eviction
 	flights map[string]*flight
-	sent    int // dry runs sent, for Stats
+	sent    int // dry runs sent (DryRuns)
 }
 
 // entry is a kept answer: what the dry run said and what it depends on.
@@ -117,9 +127,12 @@ type entry struct {
 
 // flight is a dry run that concurrent callers of one text wait for.
 type flight struct {
-	done chan struct{}
-	e    *entry
-	err  error // the leader's context ended
+	done    chan struct{} // closed when e or err is set
+	e       *entry
+	err     error         // the dry run was not made (abandoned, Close)
+	waiters int           // callers waiting, under Service.mu
+	started bool          // the dry run has been sent, under Service.mu
+	abandon chan struct{} // closed when the last caller left before it started
 }
 
 // New returns a Service.
@@ -130,7 +143,18 @@ func New(opts Options) *Service {
 	if opts.MaxEntries <= 0 {
 		opts.MaxEntries = 4096
 	}
-	return &Service{opts: opts, sem: make(chan struct{}, opts.Concurrency), entries: map[string]*entry{}, flights: map[string]*flight{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Service{opts: opts, sem: make(chan struct{}, opts.Concurrency), ctx: ctx, cancel: cancel,
+		entries: map[string]*entry{}, flights: map[string]*flight{}}
+}
+
+// Close stops the dry runs in flight and waits for them. Estimate after
+// Close answers with no figure.
+func (s *Service) Close() {
+	s.mu.Lock() // no flight starts (wg.Add) once this is done
+	s.cancel()
+	s.mu.Unlock()
+	s.wg.Wait()
 }
 
 // DryRuns is how many dry runs the Service sent so far.
@@ -171,36 +195,82 @@ func (s *Service) Estimate(ctx context.Context, stmt string, defined func(table 
 		}
 
 		s.mu.Lock()
-		if f := s.flights[stmt]; f != nil {
+		if s.ctx.Err() != nil {
 			s.mu.Unlock()
-			select {
-			case <-f.done:
-			case <-ctx.Done():
-				return Estimate{}, ctx.Err()
-			}
-			if f.err != nil {
-				continue // the leader gave up; this caller has not
-			}
-			return f.e.result(defined), nil
+			return Estimate{Kind: Unavailable, Code: adapters.Canceled, Message: "dry runs stopped"}, nil
 		}
-		f := &flight{done: make(chan struct{})}
-		s.flights[stmt] = f
+		f := s.flights[stmt]
+		if f == nil {
+			f = &flight{done: make(chan struct{}), abandon: make(chan struct{})}
+			s.flights[stmt] = f
+			s.wg.Add(1)
+			go s.fly(stmt, f)
+		}
+		f.waiters++
 		s.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			s.mu.Lock()
+			f.waiters--
+			if f.waiters == 0 && !f.started && s.flights[stmt] == f {
+				// Nobody wants it any more and it was not sent: it
+				// never will be (stale text of an edit superseded).
+				delete(s.flights, stmt)
+				close(f.abandon)
+			}
+			s.mu.Unlock()
+			return Estimate{}, ctx.Err()
+		}
+		if f.err != nil {
+			if s.ctx.Err() != nil {
+				return Estimate{Kind: Unavailable, Code: adapters.Canceled, Message: "dry runs stopped"}, nil
+			}
+			continue // abandoned just as this caller came: ask again
+		}
+		return f.e.result(defined), nil
+	}
+}
 
-		e, err := s.dryRun(ctx, stmt)
+// fly makes f's dry run of stmt once a slot is free, unless every caller
+// left before, and keeps the answer.
+func (s *Service) fly(stmt string, f *flight) {
+	defer s.wg.Done()
+	finish := func(e *entry, err error) {
 		s.mu.Lock()
-		delete(s.flights, stmt)
+		if s.flights[stmt] == f {
+			delete(s.flights, stmt)
+		}
 		f.e, f.err = e, err
 		if err == nil && e.est.Kind != Unavailable {
 			s.keep(stmt, e)
 		}
 		close(f.done)
 		s.mu.Unlock()
-		if err != nil {
-			return Estimate{}, err
-		}
-		return e.result(defined), nil
 	}
+	select {
+	case s.sem <- struct{}{}:
+	case <-f.abandon:
+		finish(nil, context.Canceled)
+		return
+	case <-s.ctx.Done():
+		finish(nil, s.ctx.Err())
+		return
+	}
+	defer func() { <-s.sem }()
+	s.mu.Lock()
+	select {
+	case <-f.abandon:
+		s.mu.Unlock()
+		finish(nil, context.Canceled)
+		return
+	default:
+	}
+	f.started = true
+	s.sent++
+	s.mu.Unlock()
+	e, err := s.dryRun(s.ctx, stmt)
+	finish(e, err)
 }
 
 // keep stores e under stmt, evicting the oldest answers past MaxEntries.
@@ -260,20 +330,11 @@ func (s *Service) modified(ctx context.Context, table string) (int64, bool) {
 	return 0, false
 }
 
-// dryRun asks BigQuery, at most Concurrency at a time.
+// dryRun asks BigQuery (the caller holds a slot).
 func (s *Service) dryRun(ctx context.Context, stmt string) (*entry, error) {
-	select {
-	case s.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-s.sem }()
 	if s.opts.Verifier == nil {
 		return &entry{est: Estimate{Kind: Unavailable, Code: adapters.Unimplemented, Message: "no BigQuery connection to dry-run statements"}}, nil
 	}
-	s.mu.Lock()
-	s.sent++
-	s.mu.Unlock()
 	v, err := s.opts.Verifier.Verify(ctx, &dataformpb.ExecuteRequest{
 		Statement:       stmt,
 		BigQueryOptions: &dataformpb.BigQueryExecuteOptions{DryRun: true},

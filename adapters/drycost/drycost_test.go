@@ -23,6 +23,10 @@ import (
 // behind the check policy, as dfd builds it; metadata reads go to the
 // adapter itself (no cache), so the wire shows every tables.get.
 func service(t *testing.T, rec *bqrecorder.Server) *drycost.Service {
+	return serviceWith(t, rec, drycost.Options{})
+}
+
+func serviceWith(t *testing.T, rec *bqrecorder.Server, opts drycost.Options) *drycost.Service {
 	t.Helper()
 	a, err := bigquery.New(context.Background(), bigquery.Options{
 		Project:       "p",
@@ -37,7 +41,10 @@ func service(t *testing.T, rec *bqrecorder.Server) *drycost.Service {
 		t.Fatal(err)
 	}
 	ver := policy.Policy{Mode: policy.Check}.Wrap(a).(adapters.Verifier)
-	return drycost.New(drycost.Options{Verifier: ver, Metadata: a})
+	opts.Verifier, opts.Metadata = ver, a
+	s := drycost.New(opts)
+	t.Cleanup(s.Close)
+	return s
 }
 
 // Every figure is the stand-in's totalBytesProcessed; each distinct text
@@ -251,5 +258,50 @@ func TestSharedAndCancellable(t *testing.T) {
 	}
 	if d := len(rec.DryRuns()); d != 1 {
 		t.Errorf("%d dry runs for one text asked %d times at once", d, n+1)
+	}
+}
+
+// An edit that supersedes an estimate leaves the dry runs already sent to
+// finish (their answers are kept: the unchanged statement is not dry-run
+// again) and drops those not sent yet: the stale text never reaches
+// BigQuery.
+func TestSupersededEstimates(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	var once sync.Once
+	rec := bqrecorder.Start(t, bqrecorder.Options{
+		DryRunError: func(stmt string) *bqrecorder.Fault {
+			if stmt == "select 1" {
+				arrived <- struct{}{}
+				<-release
+			}
+			return nil
+		},
+	})
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	s := serviceWith(t, rec, drycost.Options{Concurrency: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = s.Estimate(ctx, "select 1", nil) })
+	select {
+	case <-arrived: // "select 1" is on the wire, and holds the one slot
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first dry run was never sent")
+	}
+	wg.Go(func() { _, _ = s.Estimate(ctx, "select 2", nil) }) // waits for the slot
+	cancel()
+	wg.Wait()
+	once.Do(func() { close(release) })
+	e, err := s.Estimate(context.Background(), "select 1", nil)
+	if err != nil || e.Kind != drycost.Estimated {
+		t.Fatalf("select 1 after the edit: %+v, %v", e, err)
+	}
+	s.Close() // every flight is over: what was sent is on the wire
+	var sent []string
+	for _, r := range rec.DryRuns() {
+		sent = append(sent, r.Statement)
+	}
+	if len(sent) != 1 || sent[0] != "select 1" {
+		t.Errorf("dry runs sent: %q; want select 1 once (finished and kept) and never select 2", sent)
 	}
 }

@@ -122,6 +122,7 @@ func estimateCosts(ctx context.Context, wh *checkWarehouse, g *dataformpb.Compil
 		Metadata:    wh.cache,
 		Concurrency: 8,
 	})
+	defer svc.Close()
 	defined := drycost.Defined(g)
 	actions := drycost.Actions(g, jit)
 	rep.Actions = make([]actionCost, len(actions))

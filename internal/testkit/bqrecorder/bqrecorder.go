@@ -281,14 +281,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	var dryErr *Fault
+	if rec.DryRun && s.opts.DryRunError != nil {
+		dryErr = s.opts.DryRunError(rec.Statement) // not under mu: a test may hold the answer
+	}
 	s.mu.Lock()
 	if s.override != nil {
 		rec.Fault = s.override
 	} else if s.opts.Fault != nil {
 		rec.Fault = s.opts.Fault(r, len(s.reqs)+1)
 	}
-	if rec.Fault == nil && rec.DryRun && s.opts.DryRunError != nil {
-		rec.Fault = s.opts.DryRunError(rec.Statement)
+	if rec.Fault == nil {
+		rec.Fault = dryErr
 	}
 	s.reqs = append(s.reqs, rec)
 	slow := false
