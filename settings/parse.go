@@ -15,6 +15,7 @@ const (
 	kindBool
 	kindMs
 	kindInt
+	kindNumber
 )
 
 // field is one server setting (settings_gen.go lists them).
@@ -92,6 +93,10 @@ func (f field) set(s *Settings, raw json.RawMessage) {
 	case *int64:
 		if v, ok := f.number(raw); ok && v == float64(int64(v)) {
 			*p = int64(v)
+		}
+	case *float64:
+		if v, ok := f.number(raw); ok {
+			*p = v
 		}
 	}
 }

@@ -37,6 +37,16 @@ type Settings struct {
 	// switch, so that no number turns the cap off by accident. Setting
 	// dfd.preview.unlimitedBytesBilled.
 	PreviewUnlimitedBytesBilled bool
+	// CostEnabled turns on the cost figures of each action (BigQuery dry runs
+	// after a compile, with metadata source bigquery). Setting
+	// dfd.cost.enabled.
+	CostEnabled bool
+	// CostPricePerTiB is the on-demand price in US dollars per TiB processed
+	// that cost figures use. Setting dfd.cost.pricePerTiB.
+	CostPricePerTiB float64
+	// CostBilling is how queries are billed: "on-demand" (bytes and dollars
+	// are shown) or "capacity" (bytes only). Setting dfd.cost.billing.
+	CostBilling string
 	// CompileAsYouType false: an edit only records the buffer; projects
 	// compile on save, on changes of files on disk, and when dfd/preview or
 	// dfd/graph asks for the newest compile. Setting dfd.compileAsYouType.
@@ -57,6 +67,9 @@ type Settings struct {
 // Defaults are the settings before the client says anything.
 func Defaults() Settings {
 	return Settings{
+		CostEnabled:      true,
+		CostPricePerTiB:  6.25,
+		CostBilling:      "on-demand",
 		CompileAsYouType: true,
 		SQLCheck:         true,
 	}
@@ -88,6 +101,15 @@ var fields = map[string]field{
 	"preview.unlimitedBytesBilled": {kind: kindBool,
 		get:   func(s *Settings) any { return &s.PreviewUnlimitedBytesBilled },
 		reset: func(s *Settings) { s.PreviewUnlimitedBytesBilled = Defaults().PreviewUnlimitedBytesBilled }},
+	"cost.enabled": {kind: kindBool,
+		get:   func(s *Settings) any { return &s.CostEnabled },
+		reset: func(s *Settings) { s.CostEnabled = Defaults().CostEnabled }},
+	"cost.pricePerTiB": {kind: kindNumber, min: 0, hasMin: true,
+		get:   func(s *Settings) any { return &s.CostPricePerTiB },
+		reset: func(s *Settings) { s.CostPricePerTiB = Defaults().CostPricePerTiB }},
+	"cost.billing": {kind: kindEnum, enum: []string{"on-demand", "capacity"},
+		get:   func(s *Settings) any { return &s.CostBilling },
+		reset: func(s *Settings) { s.CostBilling = Defaults().CostBilling }},
 	"compileAsYouType": {kind: kindBool,
 		get:   func(s *Settings) any { return &s.CompileAsYouType },
 		reset: func(s *Settings) { s.CompileAsYouType = Defaults().CompileAsYouType }},

@@ -123,7 +123,7 @@ func validate(ss []setting) error {
 			return fmt.Errorf("%s: scope %q", s.Key, s.Scope)
 		}
 		switch s.Kind {
-		case "string", "enum", "bool", "ms", "int":
+		case "string", "enum", "bool", "ms", "int", "number":
 		default:
 			return fmt.Errorf("%s: kind %q", s.Key, s.Kind)
 		}
@@ -150,6 +150,8 @@ func goType(s setting) string {
 		return "time.Duration"
 	case "int":
 		return "int64"
+	case "number":
+		return "float64"
 	}
 	return "string"
 }
@@ -351,7 +353,7 @@ func packageJSON(old []byte, ss []setting) ([]byte, error) {
 		switch s.Kind {
 		case "bool":
 			p.set("type", "boolean")
-		case "ms", "int":
+		case "ms", "int", "number":
 			if vscodeDefault(s) == nil {
 				p.set("type", []any{"number", "null"})
 			} else {
@@ -366,7 +368,7 @@ func packageJSON(old []byte, ss []setting) ([]byte, error) {
 		if len(s.EnumDescriptions) > 0 {
 			p.set("enumDescriptions", toAny(s.EnumDescriptions))
 		}
-		if d := vscodeDefault(s); d != nil || s.Kind == "ms" || s.Kind == "int" {
+		if d := vscodeDefault(s); d != nil || s.Kind == "ms" || s.Kind == "int" || s.Kind == "number" {
 			p.set("default", d)
 		}
 		if s.VSCodeScope != "" {
