@@ -216,7 +216,7 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	var cost *costReport
 	if *withCost {
-		cost = estimateCosts(ctx, wh, res.Graph, opts.Jit, costOptions{billing: *billing, pricePerTiB: *pricePerTiB, timeout: mdTimeout})
+		cost = estimateCosts(ctx, wh, res.Graph, opts.Jit, drycost.Pricing{Billing: *billing, PricePerTiB: *pricePerTiB}, mdTimeout)
 		if !cost.Available {
 			fmt.Fprintf(env.stderr, "dfd check: cost not available: %s\n", cost.Reason)
 		}
