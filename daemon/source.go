@@ -65,6 +65,9 @@ type bqConn struct {
 	// the cache's count of stale answers at the last success (dfd/status).
 	lastErr   error
 	staleBase uint64
+
+	// cost is the connection's dry-run service (cost.go).
+	cost costState
 }
 
 type bqKey struct {
@@ -118,6 +121,7 @@ func (op *openProject) bigquery(s settings.Settings) *bqConn {
 		return c
 	}
 	if old := op.bq; old != nil && old.b != nil {
+		old.closeCost()
 		_ = old.b.Close()
 	}
 	ctx, cancel := context.WithTimeout(b.bgCtx, 30*time.Second)
@@ -162,6 +166,7 @@ func (op *openProject) dropBigQuery() {
 	op.bq = nil
 	op.bqMu.Unlock()
 	if c != nil && c.b != nil {
+		c.closeCost()
 		_ = c.b.Close()
 	}
 }

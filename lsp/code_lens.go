@@ -17,7 +17,8 @@ const (
 )
 
 // CodeLens implements protocol.Server: above each action, "Preview SQL",
-// a JiT badge for JiT actions, and its number of dependents.
+// a JiT badge for JiT actions, its cost for one run once BigQuery's dry
+// runs gave it (metadata source bigquery), and its number of dependents.
 func (s *Server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
 	f, err := s.fileAt(ctx, params.TextDocument.URI)
 	if err != nil {
@@ -45,6 +46,13 @@ func (s *Server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) 
 		if a.Jit {
 			out = append(out, protocol.CodeLens{Range: rng, Command: protocol.Command{
 				Title: "⚡ JiT", Command: CommandShowPreview, Arguments: []protocol.LSPAny{uriArg, target},
+			}})
+		}
+		if c := actionCost(f.snap, a); c != nil {
+			// BigQuery's figure for this snapshot's text (never an older
+			// one's); the preview shows it with the statements.
+			out = append(out, protocol.CodeLens{Range: rng, Command: protocol.Command{
+				Title: c.Label, Command: CommandShowPreview, Arguments: []protocol.LSPAny{uriArg, target},
 			}})
 		}
 		n := len(f.snap.Dependents(a))

@@ -115,6 +115,9 @@ type PreviewResult struct {
 type PreviewAction struct {
 	workspace.Action
 	JitPreview *JitPreview `json:"jitPreview,omitempty"`
+	// Cost is the action's figure for one run (BigQuery's dry runs),
+	// when the snapshot's figures are known.
+	Cost *ActionCost `json:"cost,omitempty"`
 }
 
 // JitPreview is the outcome of running an action's JiT code.
@@ -166,7 +169,7 @@ func (s *Server) preview(ctx context.Context, raw []byte) (*PreviewResult, error
 	runJit := params.Jit == nil || *params.Jit
 	var wg sync.WaitGroup
 	for i, a := range actions {
-		res.Actions[i] = PreviewAction{Action: *a}
+		res.Actions[i] = PreviewAction{Action: *a, Cost: actionCost(snap, a)}
 		res.Actions[i].SQL = previewSQL(a.SQL)
 		if a.Jit && runJit && snap.Result != nil {
 			wg.Add(1)
@@ -399,6 +402,9 @@ type StatusProject struct {
 	// workspace.StatusReporter.
 	Workers  *workspace.WorkerStatus   `json:"workers,omitempty"`
 	Metadata *workspace.MetadataStatus `json:"metadata,omitempty"`
+	// Cost is the latest compile's figure for one run of the project,
+	// once known.
+	Cost *ProjectCost `json:"cost,omitempty"`
 }
 
 func (s *Server) status(ctx context.Context) (*StatusResult, error) {
@@ -412,6 +418,7 @@ func (s *Server) status(ctx context.Context) (*StatusResult, error) {
 			sp.Actions = len(snap.Actions())
 			sp.CompileMs = ms(snap.Elapsed)
 			sp.Error = errString(snap.Err)
+			sp.Cost = projectCost(snap)
 		}
 		if sr, ok := snap.Backend().(workspace.StatusReporter); ok {
 			var ps workspace.ProjectStatus

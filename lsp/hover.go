@@ -44,6 +44,17 @@ func (s *Server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 		}
 		return s.markdown(f, span, strings.Join(parts, "\n\n---\n\n")), nil
 	}
+	if path, _, sp := source.WordAt(f.text, off); len(path) == 1 && (path[0] == "config" || path[0] == "publish") && f.snap != nil {
+		// The action a config block or a publish( call defines: what it
+		// is and, with BigQuery, what a run of it costs.
+		if as := s.definedAt(f, sp, path[0] == "config"); len(as) > 0 {
+			var parts []string
+			for _, a := range as {
+				parts = append(parts, s.describeAction(ctx, f, a))
+			}
+			return s.markdown(f, sp, strings.Join(parts, "\n\n---\n\n")), nil
+		}
+	}
 	if path, idx, sp := source.WordAt(f.text, off); len(path) > 1 && idx > 0 {
 		if file, ok := s.includeModules(f.p.Root())[path[0]]; ok {
 			if text, err := s.readFile(file); err == nil {
@@ -185,6 +196,9 @@ func (s *Server) describeAction(ctx context.Context, f *fileCtx, a *workspace.Ac
 	if len(facts) > 0 {
 		fmt.Fprintf(&b, "\n%s\n", strings.Join(facts, " · "))
 	}
+	if line := costLine(f.snap, a); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", line)
+	}
 	if len(a.Columns) > 0 {
 		b.WriteString("\n| column | description |\n|---|---|\n")
 		for _, c := range a.Columns {
@@ -217,4 +231,21 @@ func (s *Server) describeAction(ctx context.Context, f *fileCtx, a *workspace.Ac
 
 func cell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+// definedAt are the actions of f defined on the line of sp (a publish(
+// call), or every action of the file for a .sqlx config block.
+func (s *Server) definedAt(f *fileCtx, sp source.Span, config bool) []*workspace.Action {
+	all := f.snap.ActionsIn(f.rel)
+	if config && strings.HasSuffix(f.rel, ".sqlx") {
+		return all
+	}
+	line := f.m.LineOf(sp.Start)
+	var out []*workspace.Action
+	for _, a := range all {
+		if def, ok := definitionSpan(f.doc, a); ok && f.m.LineOf(def.Start) == line {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -29,6 +29,7 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 			caps.watchRelativePattern = w.DidChangeWatchedFiles.RelativePatternSupport != nil && *w.DidChangeWatchedFiles.RelativePatternSupport
 		}
 		caps.configuration = w.Configuration != nil && *w.Configuration
+		caps.codeLensRefresh = w.CodeLens != nil && w.CodeLens.RefreshSupport != nil && *w.CodeLens.RefreshSupport
 		caps.edits = workspaceEditCaps(w.WorkspaceEdit)
 	}
 	if td := c.TextDocument; td != nil && td.Hover != nil {

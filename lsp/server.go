@@ -117,6 +117,7 @@ type clientCaps struct {
 	watchRelativePattern bool
 	configuration        bool
 	markdownHover        bool
+	codeLensRefresh      bool     // workspace/codeLens/refresh (cost figures arrive after the compile)
 	edits                editCaps // workspace edits (edits.go)
 }
 

@@ -115,3 +115,20 @@ type JitRequest struct {
 	Graph  any // CompileResult.Graph
 	Target Target
 }
+
+// CostEstimator is implemented by project backends that can say what one
+// run of each action would process and cost (BigQuery's dry runs). It
+// runs after the later phase (Check) of a compile is published, so that
+// it never delays diagnostics, and the next change cancels it.
+type CostEstimator interface {
+	// Costs are the figures of req's compile; nil: none to show (turned
+	// off). Diagnostics it returns (BigQuery's verdict on the SQL) join
+	// the later phase's.
+	Costs(ctx context.Context, req CheckRequest) *Costs
+}
+
+// CostListener is implemented by Events that show cost figures: a
+// snapshot's arrived (Snapshot.Costs).
+type CostListener interface {
+	CostsEstimated(snap *Snapshot)
+}

@@ -239,3 +239,61 @@ type RefreshResult struct {
 	// BigQuery cache entries fetched.
 	Refreshed int
 }
+
+// Costs are a snapshot's cost figures: what one run of each action would
+// process and cost, from the backend's dry runs. The labels are ready to
+// show.
+type Costs struct {
+	// Available is false when there are no figures; Reason says why (no
+	// BigQuery metadata source, a snapshot).
+	Available bool
+	Reason    string
+	// Billing is "on-demand" (bytes and dollars) or "capacity" (bytes
+	// only); PricePerTiB the on-demand price used.
+	Billing     string
+	PricePerTiB float64
+	// Actions are the figures by Target.String().
+	Actions map[string]*ActionCost
+	// Total is the project's run: every incremental table refreshed in
+	// full (Bytes, USD) and each run incrementally (IncrementalBytes,
+	// IncrementalUSD); WithoutFigure actions are not in it.
+	Total         CostFigure
+	WithoutFigure int
+	// Label is the total as the status bar says it: "≈ 15 GiB · $0.09".
+	Label string
+	// Diagnostics are BigQuery's verdicts on the SQL (source "BigQuery"),
+	// placed on the files.
+	Diagnostics []Diagnostic
+}
+
+// CostFigure is one figure: BigQuery's totalBytesProcessed of a run and
+// its on-demand cost (nil with capacity billing).
+type CostFigure struct {
+	Bytes            int64
+	USD              *float64
+	IncrementalBytes int64
+	IncrementalUSD   *float64
+}
+
+// ActionCost is one action's figure.
+type ActionCost struct {
+	// Status is "estimated" when BigQuery answered for every statement,
+	// else why not: "upstreamNotBuilt", "sqlError", "unavailable",
+	// "unknown"; Reason says it in words.
+	Status string
+	Reason string
+	// Figure is the run (an incremental table's full refresh);
+	// Incremental, for an incremental table, whether its incremental run
+	// has a figure (IncrementalStatus, IncrementalReason).
+	Figure            CostFigure
+	Incremental       bool
+	IncrementalStatus string
+	IncrementalReason string
+	// InTotal is false for views (creating a view bills nothing) and
+	// actions without a figure.
+	InTotal bool
+	// Label is the code lens' text: "≈ 1.2 GiB · $0.01",
+	// "≈ 14 GiB · $0.08 full refresh / 300 MiB · <$0.01 incremental",
+	// "upstream not built (p.d.a)".
+	Label string
+}

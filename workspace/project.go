@@ -284,6 +284,12 @@ func (p *Project) run() {
 				return
 			}
 		}
+		if !superseded && snap != nil {
+			superseded, ok = p.estimate(snap)
+			if !ok {
+				return
+			}
+		}
 		pending = superseded
 	}
 }
@@ -549,12 +555,82 @@ func (p *Project) check(snap *Snapshot) (superseded, ok bool) {
 	if later == nil {
 		later = []Diagnostic{}
 	}
+	if c := snap.Costs(); c != nil {
+		// A recheck (a file opened) of a snapshot whose cost phase is
+		// over keeps BigQuery's verdicts.
+		later = append(later, c.Diagnostics...)
+	}
 	p.later, p.laterOf = later, snap
 	all := combine(p.compileDiags, later)
 	p.mu.Unlock()
 	p.s.log.Debug("checked", "project", p.root, "version", snap.Version, "diagnostics", len(later), "elapsed", time.Since(start))
 	p.s.events.Diagnostics(p.root, snap, all)
 	prog.End(fmt.Sprintf("%d problems in %s", len(later), time.Since(start).Round(time.Millisecond)))
+	return false, true
+}
+
+// estimate runs the cost phase of snap (CostEstimator), after its
+// diagnostics are out: the figures are set on snap, and BigQuery's
+// verdicts join the later phase's diagnostics. It returns superseded when
+// a newer change cancelled it, and ok=false when the project ended.
+func (p *Project) estimate(snap *Snapshot) (superseded, ok bool) {
+	ce, has := snap.backend.(CostEstimator)
+	if snap.Result == nil || !has {
+		return false, true
+	}
+	cctx, cancel := context.WithCancel(p.ctx)
+	defer cancel()
+	docs := p.s.docs.under(p.root)
+	out := make(chan *Costs, 1)
+	start := time.Now()
+	go func() {
+		var c *Costs
+		defer func() { out <- c }()
+		_ = p.s.recovered("costs", func() error {
+			c = ce.Costs(cctx, CheckRequest{Result: snap.Result, Overlays: overlays(docs)})
+			return nil
+		})
+	}()
+	var c *Costs
+	select {
+	case c = <-out:
+	case <-p.kick:
+		cancel()
+		<-out
+		p.s.log.Debug("cost estimate superseded", "project", p.root, "version", snap.Version)
+		return true, true
+	case <-p.ctx.Done():
+		cancel()
+		<-out
+		return false, false
+	}
+	if c == nil {
+		return false, true
+	}
+	// Reported only once it is known: a progress for every edit would
+	// flash in the editor for what is usually answered from memory.
+	prog := p.s.events.Progress(cctx, "dfd: estimating the cost of "+p.Name(), "")
+	var diags []Diagnostic
+	p.mu.Lock()
+	if p.snap != snap {
+		p.mu.Unlock()
+		prog.End("superseded")
+		return false, true // a newer snapshot is out: these figures are old
+	}
+	snap.costs.Store(c)
+	if len(c.Diagnostics) > 0 && p.laterOf == snap {
+		p.later = append(append([]Diagnostic(nil), p.later...), c.Diagnostics...)
+		diags = combine(p.compileDiags, p.later)
+	}
+	p.mu.Unlock()
+	if diags != nil {
+		p.s.events.Diagnostics(p.root, snap, diags)
+	}
+	if l, ok := p.s.events.(CostListener); ok {
+		l.CostsEstimated(snap)
+	}
+	p.s.log.Debug("costs estimated", "project", p.root, "version", snap.Version, "elapsed", time.Since(start))
+	prog.End(c.Label)
 	return false, true
 }
 

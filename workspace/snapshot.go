@@ -6,6 +6,7 @@ import (
 	"path"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,7 +38,16 @@ type Snapshot struct {
 
 	jitMu sync.Mutex // guards jit
 	jit   map[string]*jitEntry
+
+	// costs are set once, when the snapshot's cost phase ends (never for
+	// a snapshot a newer one replaced first): a figure shown is always
+	// of this snapshot's text.
+	costs atomic.Pointer[Costs]
 }
+
+// Costs are the snapshot's cost figures, nil until they are known (or
+// when there are none: no estimator, turned off).
+func (s *Snapshot) Costs() *Costs { return s.costs.Load() }
 
 // jitEntry is one action's JiT preview in this snapshot, computed once on
 // the first request (done is closed when res/err are set).

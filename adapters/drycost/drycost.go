@@ -65,7 +65,7 @@ type Estimate struct {
 	// Bytes is BigQuery's totalBytesProcessed (Kind Estimated).
 	Bytes int64
 	// Message is BigQuery's message, without dfd's "BigQuery dry run:"
-	// and the HTTP status (every Kind but Estimated).
+	// (and, for SQLError and UpstreamNotBuilt, the HTTP status).
 	Message string
 	// Line and Column are where BigQuery placed a SQL error, 1-based in
 	// the statement text ("… at [line:column]"); 0 when it did not say.
@@ -393,10 +393,13 @@ func classify(err error) *entry {
 	if i := strings.Index(msg, "BigQuery dry run: "); i >= 0 {
 		msg = msg[i+len("BigQuery dry run: "):]
 	}
-	msg = httpStatus.ReplaceAllString(msg, "")
 	est := Estimate{Message: msg, Code: ae.Code}
+	// The HTTP status is noise on the SQL's errors (always 400 or 404),
+	// and says who to ask on the others (401, 403, 429, 5xx): kept there.
+	sqlMsg := httpStatus.ReplaceAllString(msg, "")
 	switch ae.Code {
 	case adapters.InvalidArgument:
+		est.Message = sqlMsg
 		est.Kind = SQLError
 		if m := atPosition.FindStringSubmatch(msg); m != nil {
 			est.Line, _ = strconv.Atoi(m[1])
@@ -405,7 +408,7 @@ func classify(err error) *entry {
 		return &entry{est: est}
 	case adapters.NotFound:
 		if m := notFound.FindStringSubmatch(msg); m != nil {
-			est.Kind = SQLError
+			est.Kind, est.Message = SQLError, sqlMsg
 			return &entry{est: est, missing: strings.Replace(m[2], ":", ".", 1)}
 		}
 		// A NOT_FOUND that names no table (a job, a location): not the SQL.

@@ -49,6 +49,23 @@ export interface JitPreview {
   error?: string;
 }
 
+export interface IncrementalCost {
+  status: string;
+  reason?: string;
+  totalBytesProcessed: number;
+  costUSD?: number;
+}
+
+export interface ActionCost {
+  status: string;
+  reason?: string;
+  label: string;
+  totalBytesProcessed: number;
+  costUSD?: number;
+  incremental?: IncrementalCost;
+  inTotal: boolean;
+}
+
 export interface PreviewAction {
   target: Target;
   canonicalTarget: Target;
@@ -62,6 +79,7 @@ export interface PreviewAction {
   columns?: Column[];
   sql: SQL;
   jitPreview?: JitPreview;
+  cost?: ActionCost;
 }
 
 export interface PreviewResult {
@@ -119,6 +137,20 @@ export interface MetadataStatus {
   detail?: string;
 }
 
+export interface ProjectCost {
+  available: boolean;
+  reason?: string;
+  version: number;
+  label: string;
+  billing: string;
+  pricePerTiB?: number;
+  totalBytesProcessed: number;
+  costUSD?: number;
+  incrementalTotalBytesProcessed: number;
+  incrementalCostUSD?: number;
+  actionsWithoutFigure: number;
+}
+
 export interface StatusProject {
   root: string;
   version: number;
@@ -130,6 +162,7 @@ export interface StatusProject {
   deferredEdits?: boolean;
   workers?: WorkerStatus;
   metadata?: MetadataStatus;
+  cost?: ProjectCost;
 }
 
 export interface StatusResult {
