@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/dfdtools/dfd/adapters/drycost"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 	"github.com/dfdtools/dfd/settings"
+	"github.com/dfdtools/dfd/sqlcheck"
 	"github.com/dfdtools/dfd/workspace"
 )
 
@@ -100,6 +103,7 @@ func (op *openProject) Costs(ctx context.Context, req workspace.CheckRequest) *w
 		return nil // cancelled: a newer compile follows
 	}
 	c := costsOf(rep)
+	c.Diagnostics = verdictDiagnostics(op.p.Root, h.graph, reader(op.p.Root, req.Overlays), rep)
 	// A dry run that failed for a reason that is not the SQL gives no
 	// diagnostic: dfd/status says it, as it says a failed metadata fetch;
 	// a dry run answered says BigQuery answers again.
@@ -188,4 +192,56 @@ func short(s string) string {
 		return strings.TrimSpace(string(r[:79])) + "…"
 	}
 	return s
+}
+
+var bigQueryPosition = regexp.MustCompile(` at \[\d+:\d+\]`)
+
+// verdictDiagnostics are BigQuery's refusals of SQL as errors (source
+// "BigQuery"), placed where GoogleSQL's findings are placed: BigQuery's
+// "[line:column]" in the compiled statement, mapped to the .sqlx or .js
+// text. Only a refusal of the SQL itself: not a missing table (a project
+// table not built yet is not an error; a missing warehouse table is the
+// metadata check's warning already), not a failure that is not the SQL's.
+func verdictDiagnostics(root string, g *dataformpb.CompiledGraph, read fileReader, rep *drycost.Report) []workspace.Diagnostic {
+	type at struct {
+		path      string
+		line, col int
+		msg       string
+	}
+	seen := map[at]bool{}
+	var out []workspace.Diagnostic
+	for _, a := range rep.Actions {
+		for i, f := range a.Figures {
+			stmts, labels := a.Action.Run, a.Action.RunLabels
+			if i == 1 {
+				stmts, labels = a.Action.Incremental, a.Action.IncrementalLabels
+			}
+			for j, e := range f.Estimates {
+				if e.Kind != drycost.SQLError || e.Table != "" || j >= len(stmts) || j >= len(labels) {
+					continue
+				}
+				fd, ok := sqlcheck.Place(g, read, a.Target, labels[j], stmts[j], e.Line, e.Column)
+				if !ok {
+					continue
+				}
+				// Placed in the file: BigQuery's position in the compiled
+				// statement would only mislead there.
+				msg := bigQueryPosition.ReplaceAllString(e.Message, "")
+				if labels[j] != "query" {
+					msg += " (" + labels[j] + ")"
+				}
+				d := workspace.Diagnostic{
+					Path: filepath.Join(root, filepath.FromSlash(fd.File)), Line: fd.Line, Col: fd.Col, EndLine: fd.EndLine, EndCol: fd.EndCol,
+					Severity: workspace.SeverityError, Message: msg, Source: "BigQuery", Code: "dry-run",
+				}
+				k := at{d.Path, d.Line, d.Col, e.Message}
+				if seen[k] {
+					continue // the same error in both runs of an incremental table
+				}
+				seen[k] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }

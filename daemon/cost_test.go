@@ -13,6 +13,7 @@ import (
 
 	"github.com/dfdtools/dfd/adapters/drycost"
 	"github.com/dfdtools/dfd/internal/testkit/bqrecorder"
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
 	"github.com/dfdtools/dfd/internal/testkit/testenv"
 	"github.com/dfdtools/dfd/lsp"
 )
@@ -232,5 +233,115 @@ func TestCostBigQueryFaults(t *testing.T) {
 				t.Errorf("after BigQuery recovered: %+v", c)
 			}
 		})
+	}
+}
+
+// at is the 1-based [line:column] of the first substr in stmt, as
+// BigQuery reports positions.
+func at(stmt, substr string) (int, int) {
+	i := strings.Index(stmt, substr)
+	if i < 0 {
+		return 0, 0
+	}
+	line := strings.Count(stmt[:i], "\n") + 1
+	return line, i - (strings.LastIndex(stmt[:i], "\n") + 1) + 1
+}
+
+// BigQuery's verdict on the SQL lands where the user wrote it: in a .sqlx
+// file and in the template of a JiT action's .js file, as an error with
+// source BigQuery. A table that reads a project table not built yet gets
+// no diagnostic, and its lens says so.
+func TestBigQueryVerdictDiagnostics(t *testing.T) {
+	rec := bqrecorder.Start(t, bqrecorder.Options{
+		Bytes: costFigure,
+		DryRunError: func(stmt string) *bqrecorder.Fault {
+			switch {
+			case strings.Contains(stmt, "`p.d.a`"):
+				return bqrecorder.TableNotFound("p.d.a")
+			case strings.Contains(stmt, "bogus"):
+				line, col := at(stmt, "bogus")
+				return bqrecorder.SQLError("Unrecognized name: bogus", line, col)
+			case strings.Contains(stmt, "flagged"):
+				line, col := at(stmt, "flagged")
+				return bqrecorder.SQLError("Column flagged is refused by the stand-in", line, col)
+			}
+			return nil
+		},
+	})
+	root := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+		"workflow_settings.yaml": "defaultProject: p\ndefaultDataset: d\ndefaultLocation: US\n",
+		"definitions/src.sqlx":   "config { type: \"declaration\", schema: \"raw\", name: \"src\" }\n",
+		"definitions/a.sqlx":     "config { type: \"table\" }\nSELECT id, name AS flagged FROM ${ref(\"src\")}\n",
+		"definitions/b.sqlx":     "config { type: \"table\" }\nSELECT id FROM ${ref(\"a\")}\n",
+		"definitions/c.sqlx":     "config { type: \"table\" }\nSELECT bogus FROM ${ref(\"src\")}\n",
+		"definitions/j.js":       "publish(\"j\", { type: \"table\", dependencies: [\"src\"] }).jitCode(async (jctx) => `SELECT id,\n  name AS flagged\nFROM ${jctx.ref(\"src\")}`);\n",
+	})
+	s := startCostServer(t, rec)
+	s.init(t, root)
+	sqlx := filepath.Join(root, "definitions", "a.sqlx")
+	js := filepath.Join(root, "definitions", "j.js")
+	b := filepath.Join(root, "definitions", "b.sqlx")
+	c := filepath.Join(root, "definitions", "c.sqlx")
+	for _, f := range []string{sqlx, js, b, c} {
+		if err := s.ed.Open(s.ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.awaitCost(t, root)
+	for _, tc := range []struct {
+		file      string
+		line, col uint32
+	}{
+		{sqlx, 1, 19}, // SELECT id, name AS |flagged
+		{js, 1, 10},   //   name AS |flagged
+	} {
+		ds := s.awaitDiags(t, tc.file, "BigQuery's verdict", func(ds []protocol.Diagnostic) bool {
+			for _, d := range ds {
+				if src, ok := d.Source.Get(); ok && strings.Contains(src, "BigQuery") {
+					return true
+				}
+			}
+			return false
+		})
+		n := 0
+		for _, d := range ds {
+			if d.Severity != protocol.DiagnosticSeverityError {
+				continue
+			}
+			n++
+			if d.Range.Start.Line != tc.line || d.Range.Start.Character != tc.col || !strings.Contains(fakeeditor.Message(d), "refused by the stand-in") {
+				t.Errorf("%s: %s at %d:%d, want BigQuery's at %d:%d", filepath.Base(tc.file), fakeeditor.Message(d), d.Range.Start.Line, d.Range.Start.Character, tc.line, tc.col)
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d error diagnostics, want BigQuery's one: %q", filepath.Base(tc.file), n, messages(ds))
+		}
+	}
+	for _, d := range s.ed.Snapshot().Diagnostics[fileURI(b)] {
+		if d.Severity == protocol.DiagnosticSeverityError {
+			t.Errorf("b.sqlx reads a project table not built yet, yet: %s", fakeeditor.Message(d))
+		}
+	}
+	// GoogleSQL finds the same mistake at the same spot: one diagnostic
+	// that names both.
+	ds := s.awaitDiags(t, c, "GoogleSQL's and BigQuery's finding", func(ds []protocol.Diagnostic) bool {
+		for _, d := range ds {
+			if src, ok := d.Source.Get(); ok && strings.Contains(src, "GoogleSQL") && strings.Contains(src, "BigQuery") {
+				return true
+			}
+		}
+		return false
+	})
+	errs := 0
+	for _, d := range ds {
+		if d.Severity == protocol.DiagnosticSeverityError {
+			errs++
+		}
+	}
+	if errs != 1 {
+		t.Errorf("c.sqlx: %d errors, want one merged: %q", errs, messages(ds))
+	}
+	if ls := strings.Join(s.lenses(t, b), " | "); !strings.Contains(ls, "upstream not built (p.d.a)") {
+		t.Errorf("b.sqlx lenses %q do not say its upstream is not built", ls)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dfdtools/dfd/gsql"
+	"github.com/dfdtools/dfd/protos/dataformpb"
 	"github.com/dfdtools/dfd/source"
 )
 
@@ -278,4 +279,30 @@ func lookup(file []byte, sql string, so int) (int, bool) {
 		return i + col - start, true
 	}
 	return 0, false
+}
+
+// Place puts a position BigQuery (or anything reading the compiled SQL)
+// gave in a statement of action target ("database.schema.name") in the
+// file that defines it, as the analyzer's own findings are placed:
+// line and col are 1-based in sql (0: no position), label names the
+// statement as Finding.Statement does ("query", "incremental query",
+// "pre_operations[0]", "queries[1]"). read reads the project's files as
+// the compile saw them. ok is false when g has no such action or its
+// file cannot be read.
+func Place(g *dataformpb.CompiledGraph, read func(rel string) ([]byte, bool), target, label, sql string, line, col int) (Finding, bool) {
+	var a *action
+	for _, x := range order(g) {
+		if strings.EqualFold(x.name, target) {
+			a = x
+			break
+		}
+	}
+	if a == nil {
+		return Finding{}, false
+	}
+	c := &checker{opts: Options{Read: read}, sources: map[string]*sourceFile{}}
+	if c.file(a.file) == nil {
+		return Finding{}, false
+	}
+	return c.place(a, label, sql, line, col), true
 }

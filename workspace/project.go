@@ -558,7 +558,7 @@ func (p *Project) check(snap *Snapshot) (superseded, ok bool) {
 	if c := snap.Costs(); c != nil {
 		// A recheck (a file opened) of a snapshot whose cost phase is
 		// over keeps BigQuery's verdicts.
-		later = append(later, c.Diagnostics...)
+		later = mergeVerdicts(later, c.Diagnostics)
 	}
 	p.later, p.laterOf = later, snap
 	all := combine(p.compileDiags, later)
@@ -619,7 +619,7 @@ func (p *Project) estimate(snap *Snapshot) (superseded, ok bool) {
 	}
 	snap.costs.Store(c)
 	if len(c.Diagnostics) > 0 && p.laterOf == snap {
-		p.later = append(append([]Diagnostic(nil), p.later...), c.Diagnostics...)
+		p.later = mergeVerdicts(p.later, c.Diagnostics)
 		diags = combine(p.compileDiags, p.later)
 	}
 	p.mu.Unlock()
@@ -632,6 +632,35 @@ func (p *Project) estimate(snap *Snapshot) (superseded, ok bool) {
 	p.s.log.Debug("costs estimated", "project", p.root, "version", snap.Version, "elapsed", time.Since(start))
 	prog.End(c.Label)
 	return false, true
+}
+
+// mergeVerdicts adds the backend's own verdicts (BigQuery's refusals of
+// the SQL) to the later phase's diagnostics: an error already reported at
+// the same start of the same file (GoogleSQL's finding of the same
+// mistake) becomes one diagnostic that names both, with BigQuery's words
+// when they differ; the others are added. later is not modified.
+func mergeVerdicts(later, verdicts []Diagnostic) []Diagnostic {
+	out := append([]Diagnostic(nil), later...)
+	for _, v := range verdicts {
+		merged := false
+		for i := range later {
+			d := &out[i]
+			if d.Path == v.Path && d.Line == v.Line && d.Col == v.Col && d.Severity == SeverityError && d.Source != v.Source {
+				if !strings.Contains(d.Source, v.Source) {
+					d.Source += ", " + v.Source
+				}
+				if v.Message != d.Message && !strings.Contains(d.Message, v.Message) {
+					d.Message += "\n" + v.Source + ": " + v.Message
+				}
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // publish installs snap as the latest snapshot with its compile-phase

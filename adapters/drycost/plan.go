@@ -35,6 +35,10 @@ type Action struct {
 	// Incremental are the statements of an incremental table's
 	// incremental run (nil for other types).
 	Incremental []string
+	// RunLabels and IncrementalLabels name each statement of Run and
+	// Incremental as dfd's findings do: "pre_operations[0]", "query",
+	// "incremental query", "queries[1]".
+	RunLabels, IncrementalLabels []string
 	// JiT says the statements are those the action's JiT code produced.
 	JiT bool
 	// Unknown, when not empty, says why the statements are not known (a
@@ -58,16 +62,28 @@ func Actions(g *dataformpb.CompiledGraph, jit map[string]*dataformpb.JitCompilat
 		}
 		return r
 	}
-	ops := func(pre []string, q string, post []string) []string {
-		var s []string
-		s = append(s, pre...)
-		if strings.TrimSpace(q) != "" {
-			s = append(s, q)
+	opsOf := func(prefix string, pre []string, q string, post []string) ([]string, []string) {
+		var s, l []string
+		for i, x := range pre {
+			s, l = append(s, x), append(l, fmt.Sprintf("%spre_operations[%d]", prefix, i))
 		}
-		return append(s, post...)
+		if strings.TrimSpace(q) != "" {
+			s, l = append(s, q), append(l, prefix+"query")
+		}
+		for i, x := range post {
+			s, l = append(s, x), append(l, fmt.Sprintf("%spost_operations[%d]", prefix, i))
+		}
+		return s, l
 	}
-	fromJit := func(r *dataformpb.JitTableResult) []string {
-		return ops(r.GetPreOps(), r.GetQuery(), r.GetPostOps())
+	queries := func(qs []string) ([]string, []string) {
+		var l []string
+		for i := range qs {
+			l = append(l, fmt.Sprintf("queries[%d]", i))
+		}
+		return qs, l
+	}
+	fromJit := func(prefix string, r *dataformpb.JitTableResult) ([]string, []string) {
+		return opsOf(prefix, r.GetPreOps(), r.GetQuery(), r.GetPostOps())
 	}
 	for _, t := range g.GetTables() {
 		if t.GetDisabled() {
@@ -78,15 +94,15 @@ func Actions(g *dataformpb.CompiledGraph, jit map[string]*dataformpb.JitCompilat
 		switch {
 		case a.JiT && r == nil:
 		case a.JiT && r.GetIncrementalTable() != nil:
-			a.Run = fromJit(r.GetIncrementalTable().GetRegular())
-			a.Incremental = fromJit(r.GetIncrementalTable().GetIncremental())
+			a.Run, a.RunLabels = fromJit("", r.GetIncrementalTable().GetRegular())
+			a.Incremental, a.IncrementalLabels = fromJit("incremental ", r.GetIncrementalTable().GetIncremental())
 		case a.JiT:
-			a.Run = fromJit(r.GetTable())
+			a.Run, a.RunLabels = fromJit("", r.GetTable())
 		case a.Type == TypeIncremental:
-			a.Run = ops(t.GetPreOps(), t.GetQuery(), t.GetPostOps())
-			a.Incremental = ops(t.GetIncrementalPreOps(), t.GetIncrementalQuery(), t.GetIncrementalPostOps())
+			a.Run, a.RunLabels = opsOf("", t.GetPreOps(), t.GetQuery(), t.GetPostOps())
+			a.Incremental, a.IncrementalLabels = opsOf("incremental ", t.GetIncrementalPreOps(), t.GetIncrementalQuery(), t.GetIncrementalPostOps())
 		default:
-			a.Run = ops(t.GetPreOps(), t.GetQuery(), t.GetPostOps())
+			a.Run, a.RunLabels = opsOf("", t.GetPreOps(), t.GetQuery(), t.GetPostOps())
 		}
 		out = append(out, a)
 	}
@@ -97,10 +113,10 @@ func Actions(g *dataformpb.CompiledGraph, jit map[string]*dataformpb.JitCompilat
 		a := Action{Target: adapters.TargetString(o.GetTarget()), Type: TypeOperations, File: o.GetFileName()}
 		if r := jitOf(&a, o.GetJitCode()); a.JiT {
 			if r != nil {
-				a.Run = ops(nil, "", r.GetOperation().GetQueries())
+				a.Run, a.RunLabels = queries(r.GetOperation().GetQueries())
 			}
 		} else {
-			a.Run = ops(nil, "", o.GetQueries())
+			a.Run, a.RunLabels = queries(o.GetQueries())
 		}
 		out = append(out, a)
 	}
@@ -111,10 +127,10 @@ func Actions(g *dataformpb.CompiledGraph, jit map[string]*dataformpb.JitCompilat
 		a := Action{Target: adapters.TargetString(as.GetTarget()), Type: TypeAssertion, File: as.GetFileName()}
 		if r := jitOf(&a, as.GetJitCode()); a.JiT {
 			if r != nil {
-				a.Run = ops(nil, r.GetAssertion().GetQuery(), nil)
+				a.Run, a.RunLabels = opsOf("", nil, r.GetAssertion().GetQuery(), nil)
 			}
 		} else {
-			a.Run = ops(nil, as.GetQuery(), nil)
+			a.Run, a.RunLabels = opsOf("", nil, as.GetQuery(), nil)
 		}
 		out = append(out, a)
 	}

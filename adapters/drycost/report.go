@@ -67,9 +67,10 @@ type ActionReport struct {
 	// InTotal is false for views (creating a view bills nothing; the
 	// figure is what its query reads) and actions without a figure.
 	InTotal bool `json:"inTotal"`
-	// Figures are the statements' answers (not in the JSON): where
-	// BigQuery placed its errors.
+	// Figures are the runs' answers (not in the JSON): the run, then an
+	// incremental table's incremental run; Action is what was asked.
 	Figures []Figure `json:"-"`
+	Action  Action   `json:"-"`
 }
 
 // Run is the figure of one run of an action.
@@ -149,7 +150,7 @@ func (s *Service) Report(ctx context.Context, actions []Action, defined func(str
 }
 
 func (s *Service) action(ctx context.Context, a Action, defined func(string) bool, p Pricing) (ActionReport, error) {
-	out := ActionReport{Target: a.Target, Type: a.Type, File: a.File}
+	out := ActionReport{Target: a.Target, Type: a.Type, File: a.File, Action: a}
 	if a.Unknown != "" {
 		out.Status, out.Reason = StatusUnknown, a.Unknown
 		return out, nil
