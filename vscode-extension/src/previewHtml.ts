@@ -6,6 +6,7 @@
 //     <header class="file">…</header>
 //     <div class="error">…</div>                       result.error
 //     <section class="action" data-target="db.schema.name" data-type="table" data-jit="true|false">
+//       <div class="cost" data-status="estimated|upstreamNotBuilt|…">…</div>   action.cost (BigQuery dry runs)
 //       <pre class="sql" data-kind="query|preOps|postOps|incrementalQuery|incrementalPreOps|
 //                                   incrementalPostOps|queries" data-index="0">…</pre>
 //       <div class="jit">
@@ -178,6 +179,10 @@ export function renderAction(a: PreviewAction, index: number, jitRequested = tru
   if (a.tags && a.tags.length) meta.push(`<div class="tags">${a.tags.map((t) => `<span class="tag">${esc(t)}</span>`).join("")}</div>`);
   if (a.dependencies && a.dependencies.length) {
     meta.push(`<div class="deps">depends on ${a.dependencies.map((d) => `<code>${esc(targetString(d))}</code>`).join(", ")}</div>`);
+  }
+  if (a.cost) {
+    const view = a.type === "view" && a.cost.status === "estimated" ? " (what its query reads; creating the view bills nothing)" : "";
+    meta.push(`<div class="cost" data-status="${esc(a.cost.status)}">Cost of one run: ${esc(a.cost.label)}${view}</div>`);
   }
   let body = "";
   if (hasSql(a.sql)) {

@@ -104,6 +104,9 @@ function projectLines(p: ProjectStatus): string[] {
     const m = p.metadata;
     lines.push(`  metadata: ${m.source ?? "none"}, ${m.state ?? "none"}${m.detail ? ` — ${m.detail}` : ""}`);
   }
+  if (p.cost) {
+    lines.push(p.cost.available ? `  cost of one run (BigQuery dry runs): ${p.cost.label}` : `  cost: not available — ${p.cost.reason ?? ""}`);
+  }
   return lines;
 }
 
@@ -149,6 +152,11 @@ export function statusView(result: StatusResult | undefined, activeUri?: string)
     if (m) {
       parts.push(m);
     }
+  }
+  // The figures of the latest compile only: dfd/status has none until
+  // they are known, and the version says which compile they are of.
+  if (p.cost && p.cost.available && p.cost.label && p.cost.version === p.compiledVersion) {
+    parts.push(truncate(p.cost.label, 48));
   }
   const compiling = p.compiledVersion !== undefined && p.version !== undefined && p.compiledVersion < p.version;
   const icon = compiling ? "$(sync~spin)" : "$(database)";

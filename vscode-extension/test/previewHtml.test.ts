@@ -243,4 +243,13 @@ describe("preview rendering", () => {
     assert.equal(targetString({ name: "n" }), "n");
     assert.equal(targetString({ database: "d", schema: "", name: "n" }), "d.n");
   });
+  it("shows an action's cost of one run", () => {
+    const r = previewResult({ actions: [
+      { target: { name: "a" }, cost: { status: "estimated", label: "≈ 1.2 GiB · $0.01", totalBytesProcessed: 1288490188, costUSD: 0.007, inTotal: true } },
+      { target: { name: "b" }, cost: { status: "upstreamNotBuilt", reason: "upstream not built (p.d.a)", label: "upstream not built (p.d.a)", totalBytesProcessed: 0, inTotal: false } },
+    ] });
+    const html = renderPreviewBody(r);
+    assert.match(section(html, "a"), /<div class="cost" data-status="estimated">Cost of one run: ≈ 1\.2 GiB · \$0\.01<\/div>/);
+    assert.match(section(html, "b"), /<div class="cost" data-status="upstreamNotBuilt">Cost of one run: upstream not built \(p\.d\.a\)<\/div>/);
+  });
 });

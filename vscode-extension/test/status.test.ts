@@ -124,4 +124,15 @@ describe("status bar", () => {
     );
     assert.match(refreshSummary({ projects: [] }).message, /no Dataform project/);
   });
+  it("shows the cost of one run of the latest compile, and says when it is not available", () => {
+    const cost = { available: true, version: 3, label: "≈ 15 GiB · $0.09 per run", billing: "on-demand", totalBytesProcessed: 1, incrementalTotalBytesProcessed: 1, actionsWithoutFigure: 0 };
+    const now = statusView(statusResult({ projects: [{ root: "file:///w/p", version: 3, compiledVersion: 3, cost }] }), undefined);
+    assert.match(now.text, /· ≈ 15 GiB · \$0\.09 per run$/);
+    assert.match(now.tooltip, /cost of one run \(BigQuery dry runs\): ≈ 15 GiB · \$0\.09 per run/);
+    const older = statusView(statusResult({ projects: [{ root: "file:///w/p", version: 4, compiledVersion: 4, cost }] }), undefined);
+    assert.ok(!older.text.includes("GiB"), older.text);
+    const none = statusView(statusResult({ projects: [{ root: "file:///w/p", cost: { ...cost, available: false, version: 1, label: "cost not available", reason: "the metadata source is snapshot" } }] }), undefined);
+    assert.ok(!none.text.includes("cost"), none.text);
+    assert.match(none.tooltip, /cost: not available — the metadata source is snapshot/);
+  });
 });
