@@ -122,6 +122,7 @@ type Service struct {
 type entry struct {
 	est     Estimate
 	missing string           // the missing table of a NOT_FOUND, "" otherwise
+	noKeep  bool             // answered, but not to be kept
 	deps    map[string]int64 // table → lastModifiedTime (0: missing) when answered
 }
 
@@ -242,7 +243,7 @@ func (s *Service) fly(stmt string, f *flight) {
 			delete(s.flights, stmt)
 		}
 		f.e, f.err = e, err
-		if err == nil && e.est.Kind != Unavailable {
+		if err == nil && e.est.Kind != Unavailable && !e.noKeep {
 			s.keep(stmt, e)
 		}
 		close(f.done)
@@ -348,6 +349,10 @@ func (s *Service) dryRun(ctx context.Context, stmt string) (*entry, error) {
 			e.deps = map[string]int64{}
 			if strings.Count(e.missing, ".") == 2 {
 				e.deps[e.missing] = 0
+			} else {
+				// A missing dataset: no table to watch for its creation,
+				// so the answer is not kept.
+				e.noKeep = true
 			}
 		}
 		return e, nil

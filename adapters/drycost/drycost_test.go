@@ -125,7 +125,7 @@ func TestRebuiltTableRefreshes(t *testing.T) {
 // table of the project's (upstream not built) or not, and failures that
 // are not the SQL, which are never kept: the next Estimate recovers.
 func TestVerdicts(t *testing.T) {
-	defined := func(table string) bool { return table == "p.ds.upstream" }
+	defined := func(table string) bool { return table == "p.ds.upstream" || table == "p.ds" }
 	tests := []struct {
 		name   string
 		fault  *bqrecorder.Fault
@@ -139,6 +139,8 @@ func TestVerdicts(t *testing.T) {
 			drycost.Estimate{Kind: drycost.SQLError, Line: 1, Column: 8, Code: adapters.InvalidArgument}, true, "Unrecognized name: nme"},
 		{"project table not built", bqrecorder.TableNotFound("p.ds.upstream"),
 			drycost.Estimate{Kind: drycost.UpstreamNotBuilt, Table: "p.ds.upstream", Code: adapters.NotFound}, true, "Not found: Table p:ds.upstream"},
+		{"project dataset not created", &bqrecorder.Fault{Status: 404, Reason: "notFound", Message: "Not found: Dataset p:ds was not found in location US"},
+			drycost.Estimate{Kind: drycost.UpstreamNotBuilt, Table: "p.ds", Code: adapters.NotFound}, false, "Not found: Dataset p:ds"},
 		{"foreign table missing", bqrecorder.TableNotFound("p.raw.gone"),
 			drycost.Estimate{Kind: drycost.SQLError, Table: "p.raw.gone", Code: adapters.NotFound}, true, "Not found: Table p:raw.gone"},
 		{"429 rate limit", bqrecorder.Status(http.StatusTooManyRequests, 0),
