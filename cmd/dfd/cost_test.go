@@ -10,8 +10,9 @@ import (
 	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
-// costProject: a table, an incremental table, a view and an assertion
-// over a warehouse table, and a table over a project table not built yet.
+// costProject: a table, an incremental table, a view, an assertion and a
+// JiT table over a warehouse table, and a table over a project table not
+// built yet.
 func costProject(t *testing.T) string {
 	return testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
 		"workflow_settings.yaml": "defaultProject: p\ndefaultDataset: d\ndefaultLocation: US\n",
@@ -21,6 +22,7 @@ func costProject(t *testing.T) string {
 		"definitions/v.sqlx":     "config { type: \"view\" }\nSELECT name AS n FROM ${ref(\"src\")}\n",
 		"definitions/b.sqlx":     "config { type: \"table\" }\nSELECT id FROM ${ref(\"a\")}\n",
 		"definitions/chk.sqlx":   "config { type: \"assertion\" }\nSELECT id FROM ${ref(\"src\")} WHERE id IS NULL\n",
+		"definitions/j.js":       "publish(\"j\", { type: \"table\", dependencies: [\"src\"] }).jitCode(async (jctx) => `SELECT id AS jit_id FROM ${jctx.ref(\"src\")}`);\n",
 	})
 }
 
@@ -30,6 +32,8 @@ func costStandIn(t *testing.T) *bqrecorder.Server {
 	return bqrecorder.Start(t, bqrecorder.Options{
 		Bytes: func(stmt string) int64 {
 			switch {
+			case strings.Contains(stmt, "jit_id"):
+				return 7 << 20 // the SQL the JiT action's code produced
 			case strings.Contains(stmt, "WHERE id > 10"):
 				return 100 << 20
 			case strings.Contains(stmt, "IS NULL"):
@@ -86,6 +90,7 @@ func TestCheckCostJSON(t *testing.T) {
 		{"p.d.v", "view", "estimated", 1 << 30, false},
 		{"p.d.chk", "assertion", "estimated", 512 << 20, true},
 		{"p.d.b", "table", "upstreamNotBuilt", 0, false},
+		{"p.d.j", "table", "estimated", 7 << 20, true},
 	} {
 		a, ok := byTarget[w.target]
 		if !ok {
@@ -105,8 +110,8 @@ func TestCheckCostJSON(t *testing.T) {
 	if inc := byTarget["p.d.inc"].Incremental; inc == nil || inc.Status != "estimated" || inc.TotalBytesProcessed != 100<<20 {
 		t.Errorf("p.d.inc incremental run: %+v", inc)
 	}
-	full := int64(3<<30 + 2<<30 + 512<<20)
-	incr := int64(3<<30 + 100<<20 + 512<<20)
+	full := int64(3<<30 + 2<<30 + 512<<20 + 7<<20)
+	incr := int64(3<<30 + 100<<20 + 512<<20 + 7<<20)
 	tot := c.Totals
 	if tot == nil || tot.TotalBytesProcessed != full || tot.IncrementalTotalBytesProcessed != incr || tot.WithoutFigure != 1 ||
 		tot.CostUSD == nil || math.Abs(*tot.CostUSD-usd(full)) > 1e-12 {
@@ -122,8 +127,8 @@ func TestCheckCostJSON(t *testing.T) {
 		}
 		distinct[j.Statement] = true
 	}
-	if len(distinct) != 6 {
-		t.Errorf("%d distinct statements dry-run, want 6 (a, inc ×2, v, b, chk)", len(distinct))
+	if len(distinct) != 7 {
+		t.Errorf("%d distinct statements dry-run, want 7 (a, inc ×2, v, b, chk, j)", len(distinct))
 	}
 }
 
