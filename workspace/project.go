@@ -607,14 +607,10 @@ func (p *Project) estimate(snap *Snapshot) (superseded, ok bool) {
 	if c == nil {
 		return false, true
 	}
-	// Reported only once it is known: a progress for every edit would
-	// flash in the editor for what is usually answered from memory.
-	prog := p.s.events.Progress(cctx, "dfd: estimating the cost of "+p.Name(), "")
 	var diags []Diagnostic
 	p.mu.Lock()
 	if p.snap != snap {
 		p.mu.Unlock()
-		prog.End("superseded")
 		return false, true // a newer snapshot is out: these figures are old
 	}
 	snap.costs.Store(c)
@@ -626,11 +622,17 @@ func (p *Project) estimate(snap *Snapshot) (superseded, ok bool) {
 	if diags != nil {
 		p.s.events.Diagnostics(p.root, snap, diags)
 	}
+	p.s.log.Debug("costs estimated", "project", p.root, "version", snap.Version, "available", c.Available, "elapsed", time.Since(start))
+	if !c.Available {
+		return false, true // nothing new to show: dfd/status says why
+	}
+	// Reported once it is known (tests wait for it): a progress for
+	// every edit would flash in the editor for what is usually answered
+	// from memory.
+	p.s.events.Progress(cctx, "dfd: estimating the cost of "+p.Name(), "").End(c.Label)
 	if l, ok := p.s.events.(CostListener); ok {
 		l.CostsEstimated(snap)
 	}
-	p.s.log.Debug("costs estimated", "project", p.root, "version", snap.Version, "elapsed", time.Since(start))
-	prog.End(c.Label)
 	return false, true
 }
 
