@@ -130,6 +130,9 @@ func TestCostAsYouType(t *testing.T) {
 	if ls := s.lenses(t, filepath.Join(root, "definitions", "inc.sqlx")); !contains(ls, incLens) {
 		t.Errorf("incremental table's lenses %q lack %q", ls, incLens)
 	}
+	if h := hoverText(t, s, file, "config", 2); !strings.Contains(h, "**Cost of one run** (BigQuery's dry run): "+wantLens) {
+		t.Errorf("hover on config lacks the cost:\n%s", h)
+	}
 	pa := s.preview(t, file).Actions[0].Cost
 	if pa == nil || pa.Status != "estimated" || pa.TotalBytesProcessed != aBytes || pa.Label != wantLens || !pa.InTotal {
 		t.Errorf("dfd/preview cost %+v, want %d bytes", pa, aBytes)
@@ -340,6 +343,9 @@ func TestBigQueryVerdictDiagnostics(t *testing.T) {
 	}
 	if errs != 1 {
 		t.Errorf("c.sqlx: %d errors, want one merged: %q", errs, messages(ds))
+	}
+	if h := hoverText(t, s, js, "publish", 3); !strings.Contains(h, "**Cost of one run** (BigQuery's dry run): BigQuery: Column flagged") {
+		t.Errorf("hover on publish( lacks why the JiT action has no figure:\n%s", h)
 	}
 	if ls := strings.Join(s.lenses(t, b), " | "); !strings.Contains(ls, "upstream not built (p.d.a)") {
 		t.Errorf("b.sqlx lenses %q do not say its upstream is not built", ls)
