@@ -42,4 +42,3 @@ func TestFingerprintStringLiteralsKept(t *testing.T) {
 		t.Error("two string literals have one fingerprint")
 	}
 }
-
