@@ -62,7 +62,30 @@ func Fingerprint(sql string) (fp string, ok bool, why string, err error) {
 // "QueryStatement [0-8]", "Identifier(a) [7-8]".
 var positionRE = regexp.MustCompile(` \[\d+-\d+\]`)
 
-// TreeText is a parse tree's debug text without its source positions.
+// TreeText is a parse tree's debug text without its source positions,
+// and with function names in lower case: BigQuery's function names are
+// case-insensitive (COUNT(*) is count(*)), unlike table names, and
+// column names, whose case shows in the output schema.
 func TreeText(debug string) string {
-	return positionRE.ReplaceAllString(debug, "")
+	lines := strings.Split(positionRE.ReplaceAllString(debug, ""), "\n")
+	for i := 0; i < len(lines); i++ {
+		name := strings.TrimLeft(lines[i], " ")
+		if !strings.HasPrefix(name, "FunctionCall") || i+1 >= len(lines) {
+			continue
+		}
+		indent := len(lines[i]) - len(name)
+		// The function's name is the PathExpression below it: its
+		// Identifier lines, two levels deeper.
+		if strings.TrimLeft(lines[i+1], " ") != "PathExpression" {
+			continue
+		}
+		for j := i + 2; j < len(lines); j++ {
+			id := strings.TrimLeft(lines[j], " ")
+			if len(lines[j])-len(id) != indent+4 || !strings.HasPrefix(id, "Identifier(") {
+				break
+			}
+			lines[j] = lines[j][:indent+4] + strings.ToLower(id)
+		}
+	}
+	return strings.Join(lines, "\n")
 }

@@ -3,18 +3,21 @@ package gsql
 import "testing"
 
 func TestFingerprint(t *testing.T) {
-	base := "SELECT a, b FROM `p.d.t` WHERE a > 1"
+	base := "SELECT a, COUNT(*) AS n, SAFE.PARSE_DATE('%F', b) AS d FROM `p.d.t` WHERE a > 1 GROUP BY a, b"
 	for _, tc := range []struct {
 		name, sql string
 		same      bool
 	}{
-		{"layout", "select a,\n  b -- the b\nfrom `p.d.t`\nwhere a>1", true},
-		{"comment block", "/* x */ SELECT a, b FROM `p.d.t` WHERE a > 1", true},
-		{"constant", "SELECT a, b FROM `p.d.t` WHERE a > 2", false},
-		{"column", "SELECT a, c FROM `p.d.t` WHERE a > 1", false},
-		{"alias", "SELECT a, b AS c FROM `p.d.t` WHERE a > 1", false},
-		{"table", "SELECT a, b FROM `p.d.u` WHERE a > 1", false},
-		{"string", "SELECT a, b FROM `p.d.t` WHERE a > 1 AND b = 'x'", false},
+		{"layout", "select a,\n  count(*) as n, -- how many\n  safe.parse_date('%F', b) as d\nfrom `p.d.t`\nwhere a>1\ngroup by a,b", true},
+		{"comment block", "/* x */ SELECT a, COUNT(*) AS n, SAFE.PARSE_DATE('%F', b) AS d FROM `p.d.t` WHERE a > 1 GROUP BY a, b", true},
+		{"constant", "SELECT a, COUNT(*) AS n, SAFE.PARSE_DATE('%F', b) AS d FROM `p.d.t` WHERE a > 2 GROUP BY a, b", false},
+		{"format string", "SELECT a, COUNT(*) AS n, SAFE.PARSE_DATE('%Y', b) AS d FROM `p.d.t` WHERE a > 1 GROUP BY a, b", false},
+		{"column", "SELECT c, COUNT(*) AS n, SAFE.PARSE_DATE('%F', b) AS d FROM `p.d.t` WHERE c > 1 GROUP BY c, b", false},
+		{"column case", "SELECT A, COUNT(*) AS n, SAFE.PARSE_DATE('%F', b) AS d FROM `p.d.t` WHERE a > 1 GROUP BY a, b", false},
+		{"alias", "SELECT a, COUNT(*) AS m, SAFE.PARSE_DATE('%F', b) AS d FROM `p.d.t` WHERE a > 1 GROUP BY a, b", false},
+		{"function", "SELECT a, COUNTIF(a > 0) AS n, SAFE.PARSE_DATE('%F', b) AS d FROM `p.d.t` WHERE a > 1 GROUP BY a, b", false},
+		{"table", "SELECT a, COUNT(*) AS n, SAFE.PARSE_DATE('%F', b) AS d FROM `p.d.u` WHERE a > 1 GROUP BY a, b", false},
+		{"table case", "SELECT a, COUNT(*) AS n, SAFE.PARSE_DATE('%F', b) AS d FROM `P.d.t` WHERE a > 1 GROUP BY a, b", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, ok, why, err := Fingerprint(base)

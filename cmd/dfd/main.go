@@ -39,6 +39,7 @@ func commands() []command {
 	return []command{
 		{"check", "Analyse every action's SQL with GoogleSQL, BigQuery's analyzer: unknown columns and tables, type errors (for CI)", runCheck},
 		{"compile", "Compile a Dataform project; --json prints the graph like `dataform compile --json`", runCompile},
+		{"diff", "Review a change: what a branch does to each action, its columns and its readers downstream (breaking, non-breaking, metadata-only)", runDiff},
 		{"format", "Format the SQL of .sqlx files with GoogleSQL's formatter; --check for CI", runFormat},
 		{"jit", "Preview the SQL a JiT action produces (runs its jitCode under the preview policy)", runJit},
 		{"lineage", "Column-level lineage of an action: each column's direct inputs and its warehouse origins", runLineage},
@@ -137,7 +138,7 @@ func run(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			if c.name == "compile" || c.name == "jit" || c.name == "check" || c.name == "lineage" {
+			if c.name == "compile" || c.name == "jit" || c.name == "check" || c.name == "lineage" || c.name == "diff" {
 				engine.SetTranspileCacheDir(transpileCacheDir(env))
 			}
 			return c.run(ctx, env, args[1:])

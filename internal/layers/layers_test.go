@@ -52,6 +52,8 @@ var rules = map[string][]string{
 	"workspace": {"source", "project", "settings", "internal/regfile"},
 	"lsp":       {"workspace", "source", "source/highlight", "settings", "internal/regfile"},
 
+	"changes": {"gsql", "sqlcheck", "protos/dataformpb"}, // dfd diff: two revisions' graphs and analyses compared
+
 	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "sqlcheck", "sqlxfmt", "project", "protos/dataformpb", "internal/regfile"},
 	"cmd/...": {"..."},
 
