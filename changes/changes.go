@@ -579,8 +579,48 @@ func (c *comparer) firstLine(ch *Change, h *act) int {
 			best = cf.Line
 		}
 	}
-	if best == 0 {
-		best = lineOf(c.head.Read, h.file, "", 1)
+	if ch.SQL != SQLSame || best == 0 {
+		// The first line the file's text changed on: where a SQL change
+		// shows (and a change of nothing else placed, somewhere near).
+		if l := c.firstChangedLine(h.file); l > 0 && (best == 0 || l < best) {
+			best = l
+		}
 	}
-	return best
+	return max(best, 1)
+}
+
+// firstChangedLine is the first line (1-based) where file differs between
+// the revisions, or 0 when it does not or cannot be read.
+func (c *comparer) firstChangedLine(file string) int {
+	if c.base.Read == nil || c.head.Read == nil {
+		return 0
+	}
+	b, okb := c.base.Read(file)
+	h, okh := c.head.Read(file)
+	if !okb || !okh {
+		return 0
+	}
+	bl, hl := strings.Split(string(b), "\n"), strings.Split(string(h), "\n")
+	for i := range hl {
+		if i >= len(bl) || bl[i] != hl[i] {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Breaks says whether the column change, alone, breaks a reader: it
+// removes, renames or retypes a column that an impact reads.
+func (ch *Change) Breaks(col ColumnChange) bool {
+	switch col.Change {
+	case ColumnRemoved, ColumnRenamed, ColumnType, ColumnMode:
+		return readsColumn(ch.Impact, col)
+	}
+	return false
+}
+
+// BreaksConfig says whether the config change, alone, is breaking: a
+// rebuild, or disabling an action that is read downstream.
+func (ch *Change) BreaksConfig(cf ConfigChange) bool {
+	return cf.FullRefresh || cf.Field == "disabled" && cf.To == "true" && len(ch.Impact) > 0
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -301,7 +300,6 @@ func checkDiffFormats(t *testing.T, step string, rep *changes.Report) {
 		}
 		out := buf.String()
 		for _, c := range rep.Changes {
-			var want string
 			switch format {
 			case "text":
 				// Under its category's heading.
@@ -309,7 +307,6 @@ func checkDiffFormats(t *testing.T, step string, rep *changes.Report) {
 				if at < 0 || !strings.Contains(out[at:], "  "+c.Action+" (") {
 					t.Errorf("%s: text: %s not under %q:\n%s", step, c.Action, c.Category, out)
 				}
-				continue
 			case "markdown":
 				title := map[changes.Category]string{changes.Breaking: "Breaking", changes.NonBreaking: "Non-breaking", changes.MetadataOnly: "Metadata-only"}[c.Category]
 				at := strings.Index(out, "### "+title+" (")
@@ -319,16 +316,23 @@ func checkDiffFormats(t *testing.T, step string, rep *changes.Report) {
 				if len(c.Columns)+len(c.Config)+len(c.Impact)+len(c.Statements) > 0 && !strings.Contains(out, "<details><summary><code>"+c.Action+"</code></summary>") {
 					t.Errorf("%s: markdown: no details of %s:\n%s", step, c.Action, out)
 				}
-				continue
 			case "github":
-				level := "notice"
-				if c.Category == changes.Breaking {
-					level = "error"
+				title := ghProp("dfd diff: " + string(c.Category) + ": " + c.Action)
+				errors, notices := 0, 0
+				for _, line := range strings.Split(out, "\n") {
+					if !strings.Contains(line, "file="+ghProp(c.File)+",") || !strings.Contains(line, ",title="+title+"::") {
+						continue
+					}
+					switch {
+					case strings.HasPrefix(line, "::error "):
+						errors++
+					case strings.HasPrefix(line, "::notice "):
+						notices++
+					}
 				}
-				want = fmt.Sprintf("::%s file=%s,line=", level, ghProp(c.File))
-			}
-			if !strings.Contains(out, want) || !strings.Contains(out, ghProp("dfd diff: "+string(c.Category)+": "+c.Action)) {
-				t.Errorf("%s: %s lacks %s's annotation %q:\n%s", step, format, c.Action, want, out)
+				if c.Category == changes.Breaking && errors == 0 || c.Category != changes.Breaking && (errors > 0 || notices == 0) {
+					t.Errorf("%s: github: %s (%s) has %d error and %d notice annotations:\n%s", step, c.Action, c.Category, errors, notices, out)
+				}
 			}
 		}
 	}
@@ -365,5 +369,96 @@ func validateDiffJSON(t *testing.T, s *jsonschema.Schema, out []byte) {
 	}
 	if err := s.Validate(inst); err != nil {
 		t.Errorf("dfd diff --format json does not follow docs/diff.schema.json: %v\n%s", err, out)
+	}
+}
+
+// Through the command, in every format: a branch off main with a
+// commit and an unsaved-to-git edit in the working tree (the defaults:
+// BASE the merge base with main, HEAD the working tree), JiT actions
+// analysed on both sides.
+func TestDiffCommandFormats(t *testing.T) {
+	dir := diffFixture(t)
+	gitRun(t, dir, "checkout", "-q", "-b", "feature")
+	editFile(t, dir, "definitions/clicks.sqlx", "  country,\n", "  country,\n  campaign_id,\n")
+	gitRun(t, dir, "commit", "-q", "-am", "add campaign_id")
+	// Not committed: the working tree is HEAD.
+	editFile(t, dir, "definitions/clicks.sqlx", "  visitor_id,\n", "  visitor_id AS visitor,\n")
+	md := filepath.Join(dir, "metadata.json")
+
+	res := runDFD(t, "diff", "--project", dir, "--metadata", md, "--format", "json")
+	if res.code != 0 {
+		t.Fatalf("json: exit %d\n%s", res.code, res.stderr)
+	}
+	validateDiffJSON(t, diffSchema(t), res.stdout)
+	rep := decodeDiff(t, res.stdout)
+	if !strings.HasPrefix(rep.Base, "merge base with main (") || rep.Head != "working tree" {
+		t.Errorf("base %q, head %q", rep.Base, rep.Head)
+	}
+	var got []string
+	for _, c := range rep.Changes {
+		got = append(got, changeKey(c))
+	}
+	want := "clicks modified breaking columns=campaign_id:added,visitor:renamed impact=visitors.visitor_id:errors"
+	if strings.Join(got, "\n") != want {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), want)
+	}
+	// The JiT actions were analysed on both sides: their schemas were
+	// compared and found equal, so no note says otherwise.
+	for _, n := range rep.Notes {
+		if strings.Contains(n, "daily_clicks") {
+			t.Errorf("a JiT action was not compared: %s", n)
+		}
+	}
+
+	for _, tc := range []struct {
+		format string
+		want   []string
+	}{
+		{"text", []string{"dfd diff: merge base with main (", " → working tree: 1 breaking, 0 non-breaking, 0 metadata-only\n", "\nbreaking:\n  acme-clickstream.clicks.clicks (table, definitions/clicks.sqlx:", "column visitor_id renamed to visitor", "impact: acme-clickstream.clicks.visitors.visitor_id reads visitor_id; at HEAD: errors: definitions/visitors.sqlx:6:3: Unrecognized name: visitor_id"}},
+		{"markdown", []string{"## dfd diff: merge base with main (", "### Breaking (1)\n\n| Action | Kind | Change | Why | File |", "| `acme-clickstream.clicks.clicks` | table | modified | read downstream by acme-clickstream.clicks.visitors | `definitions/clicks.sqlx` |", "<details><summary><code>acme-clickstream.clicks.clicks</code></summary>"}},
+		{"github", []string{"::error file=definitions/clicks.sqlx,line=12,title=dfd diff%3A breaking%3A acme-clickstream.clicks.clicks::column visitor_id renamed to visitor%0Aread downstream by acme-clickstream.clicks.visitors.visitor_id (errors at HEAD)\n", "::notice file=definitions/clicks.sqlx,line=14,title=dfd diff%3A breaking%3A acme-clickstream.clicks.clicks::column campaign_id added (STRING)\n"}},
+	} {
+		res := runDFD(t, "diff", "--project", dir, "--metadata", md, "--format", tc.format, "--fail-on", "breaking")
+		if res.code != 1 {
+			t.Errorf("%s --fail-on breaking: exit %d, want 1\n%s", tc.format, res.code, res.stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(res.stdout), w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.format, w, res.stdout)
+			}
+		}
+	}
+}
+
+// Usage errors exit 2; a project outside git, or a revision git does
+// not know, exit 3 (could not compare), saying why.
+func TestDiffCommandErrors(t *testing.T) {
+	needGit(t)
+	noGit := testenv.ProjectCopy(t, filepath.Join(testenv.RepoRoot(), "examples", "clickstream"), "")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"a", "b", "c"}, 2, "at most two revisions"},
+		{[]string{"--format", "yaml"}, 2, `--format "yaml"`},
+		{[]string{"--fail-on", "everything"}, 2, `--fail-on "everything"`},
+		{[]string{"--project", noGit, "--offline"}, 3, "is not in a git repository"},
+	} {
+		res := runDFD(t, append([]string{"diff"}, tc.args...)...)
+		if res.code != tc.code || !strings.Contains(string(res.stderr), tc.want) {
+			t.Errorf("dfd diff %s: exit %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), res.code, res.stderr, tc.code, tc.want)
+		}
+	}
+	dir := diffFixture(t)
+	res := runDFD(t, "diff", "no-such-rev", "--project", dir, "--offline")
+	if res.code != 3 || !strings.Contains(string(res.stderr), `"no-such-rev" names no commit`) {
+		t.Errorf("unknown revision: exit %d, stderr %s", res.code, res.stderr)
+	}
+	// The same commit on both sides: nothing changed, exit 0 even with
+	// --fail-on metadata-only.
+	res = runDFD(t, "diff", "HEAD", "HEAD", "--project", dir, "--offline", "--fail-on", "metadata-only")
+	if res.code != 0 || !strings.Contains(string(res.stdout), "no change") {
+		t.Errorf("HEAD HEAD: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }

@@ -209,30 +209,37 @@ func htmlEscape(s string) string {
 // at HEAD: its annotation names the file as it was.
 func writeDiffGitHub(w io.Writer, rep *changes.Report, prefix string) error {
 	for _, c := range rep.Changes {
-		level := "notice"
-		if c.Category == changes.Breaking {
-			level = "error"
-		}
 		file := prefix + c.File
 		title := "dfd diff: " + string(c.Category) + ": " + c.Action
-		emitted := false
-		emit := func(line int, msg string) {
+		errorSaid := false
+		emit := func(breaking bool, line int, msg string) {
+			level := "notice"
+			if breaking {
+				level, errorSaid = "error", true
+			}
 			fmt.Fprintf(w, "::%s file=%s,line=%d,title=%s::%s\n", level, ghProp(file), max(line, 1), ghProp(title), ghData(msg))
-			emitted = true
 		}
 		impact := impactLine(c)
+		emitted := false
 		for _, col := range c.Columns {
 			if col.Line > 0 {
-				emit(col.Line, "column "+describeColumn(col)+impact)
+				b := c.Breaks(col)
+				emit(b, col.Line, "column "+describeColumn(col)+map[bool]string{true: impact}[b])
+				emitted = true
 			}
 		}
 		for _, cf := range c.Config {
 			if cf.Line > 0 {
-				emit(cf.Line, fmt.Sprintf("config %s: %s → %s", cf.Field, orNone(oneLine(cf.From)), orNone(oneLine(cf.To)))+impact)
+				b := c.BreaksConfig(cf)
+				emit(b, cf.Line, fmt.Sprintf("config %s: %s → %s", cf.Field, orNone(oneLine(cf.From)), orNone(oneLine(cf.To)))+map[bool]string{true: impact}[b])
+				emitted = true
 			}
 		}
-		if !emitted {
-			emit(c.Line, headline(c)+"\n"+strings.Join(details(c), "\n"))
+		// The change itself, on its first changed line: when no column
+		// or config line said it, or when it is breaking and none of
+		// those said why.
+		if !emitted || c.Category == changes.Breaking && !errorSaid {
+			emit(c.Category == changes.Breaking, c.Line, headline(c)+"\n"+strings.Join(details(c), "\n"))
 		}
 	}
 	return nil
