@@ -35,6 +35,7 @@ var docFlagSections = []struct {
 	{[]string{"check"}, []string{"dfd-check", overrideFlagsAnchor}},
 	{[]string{"jit"}, []string{"dfd-jit", overrideFlagsAnchor}},
 	{[]string{"lineage"}, []string{"dfd-lineage", overrideFlagsAnchor}},
+	{[]string{"diff"}, []string{"dfd-diff", overrideFlagsAnchor}},
 	{[]string{"format"}, []string{"dfd-format"}},
 	{[]string{"metadata", "snapshot"}, []string{"dfd-metadata-snapshot", "flags-of-every-subcommand"}},
 	{[]string{"metadata", "refresh"}, []string{"dfd-metadata-refresh", "flags-of-every-subcommand"}},
