@@ -167,8 +167,12 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) int {
 	if wh.connectErr != nil {
 		fmt.Fprintf(env.stderr, "dfd diff: warehouse tables have no schema: connecting to BigQuery: %v\n(pass --metadata FILE to use a snapshot, or --offline)\n", wh.connectErr)
 	}
+	// One checker for both sides: a statement the change left alone,
+	// reading tables whose schemas it left alone, is analysed once (the
+	// checker remembers analyses by all they depend on).
+	checker := sqlcheck.NewChecker()
 	for _, s := range []*diffSide{base, head} {
-		if err := s.analyse(ctx, env, dir, wh.source, *metadata == "", !*noJit, mdTimeout); err != nil {
+		if err := s.analyse(ctx, env, checker, dir, wh.source, *metadata == "", !*noJit, mdTimeout); err != nil {
 			return fail("%s: %v", s.rev.Label, err)
 		}
 	}
@@ -276,7 +280,7 @@ func (r *gitRepo) prefixOrRoot() string {
 // analyse runs GoogleSQL over the side's graph, with lineage, as dfd
 // check does; a graph with compilation errors is not analysed (core
 // leaves broken actions out of it).
-func (s *diffSide) analyse(ctx context.Context, env *cmdEnv, dir string, source adapters.DbAdapter, missingIsCertain, runJit bool, mdTimeout time.Duration) error {
+func (s *diffSide) analyse(ctx context.Context, env *cmdEnv, checker *sqlcheck.Checker, dir string, source adapters.DbAdapter, missingIsCertain, runJit bool, mdTimeout time.Duration) error {
 	if s.res == nil {
 		s.rev.Check = &sqlcheck.Result{}
 		return nil
@@ -292,7 +296,7 @@ func (s *diffSide) analyse(ctx context.Context, env *cmdEnv, dir string, source 
 			opts.Jit, _ = runJitForCheck(ctx, env, dir, s.res, source)
 		}
 	}
-	out, err := sqlcheck.Check(ctx, s.res.Graph, opts)
+	out, err := checker.Check(ctx, s.res.Graph, opts)
 	if err != nil {
 		return err
 	}
