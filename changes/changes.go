@@ -390,7 +390,7 @@ func (c *comparer) addedChange(a *act) Change {
 	}
 	if cols, ok := c.h.schema(a); ok {
 		for _, col := range cols {
-			ch.Columns = append(ch.Columns, ColumnChange{Column: col.Name, Change: ColumnAdded, To: col.Type.String(), Line: lineOf(c.head.Read, a.file, col.Name, 1)})
+			ch.Columns = append(ch.Columns, ColumnChange{Column: col.Name, Change: ColumnAdded, To: col.Type.String(), Line: columnLine(c.head.Read, a.file, col.Name, 1)})
 		}
 	}
 	ch.Line = lineOf(c.head.Read, a.file, "", 1)

@@ -12,7 +12,7 @@ import (
 // compareColumns compares the inferred output schemas and the columns'
 // descriptions.
 func (c *comparer) compareColumns(ch *Change, b, h *act) {
-	line := func(col string) int { return lineOf(c.head.Read, h.file, col, 0) }
+	line := func(col string) int { return columnLine(c.head.Read, h.file, col, 0) }
 	bc, okb := c.b.schema(b)
 	hc, okh := c.h.schema(h)
 	if okb && okh {

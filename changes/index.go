@@ -3,6 +3,7 @@ package changes
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -231,6 +232,32 @@ func (ix *revIndex) columnInputs(a *act, column string) (map[string]bool, bool) 
 		}
 	}
 	return nil, false
+}
+
+// columnLine is the 1-based line where the file names output column
+// col: its "AS col" alias, else its first mention after the config
+// block (a config's description may use the word), else def.
+func columnLine(read func(string) ([]byte, bool), file, col string, def int) int {
+	if read == nil {
+		return def
+	}
+	text, ok := read(file)
+	if !ok {
+		return def
+	}
+	if loc := regexp.MustCompile(`(?i)\bAS\s+` + "`?" + regexp.QuoteMeta(col) + "`?" + `(?:[^A-Za-z0-9_]|$)`).FindIndex(text); loc != nil {
+		return 1 + bytes.Count(text[:loc[0]], []byte("\n"))
+	}
+	body := 0
+	if m := regexp.MustCompile(`(?m)^config\s*\{`).FindIndex(text); m != nil {
+		if end := regexp.MustCompile(`(?m)^\}`).FindIndex(text[m[1]:]); end != nil {
+			body = m[1] + end[1]
+		}
+	}
+	if l := lineOf(func(string) ([]byte, bool) { return text[body:], true }, file, col, 0); l > 0 {
+		return l + bytes.Count(text[:body], []byte("\n"))
+	}
+	return lineOf(read, file, col, def)
 }
 
 // lineOf is the 1-based line of the first whole-word occurrence of word

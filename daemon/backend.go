@@ -90,6 +90,9 @@ type openProject struct {
 	// sql is the project's SQL analysis (sqlcheck.go).
 	sql sqlState
 
+	// changeWarn holds the git HEAD bases of edited files (changewarn.go).
+	changeWarn changeWarnState
+
 	// jitMem remembers the metadata reads of each action's last JiT
 	// preview (prefetch.go).
 	jitMem jitMemory
@@ -339,7 +342,17 @@ func (op *openProject) Check(ctx context.Context, req workspace.CheckRequest) []
 	// leaves broken actions out, and their readers would be checked
 	// against tables that are missing only for now.
 	if h.errors == 0 && ctx.Err() == nil && op.b.currentSettings().SQLCheck {
+		// A buffer that differs from git's HEAD gets the change warnings
+		// (changewarn.go), which need the check's lineage: a renamed
+		// column is told from a removed one by what it reads.
+		edited := op.editedFiles(ctx, req.Overlays)
+		if edited != nil {
+			op.sql.lineage.Store(true)
+		}
 		diags = dropRestated(append(diags, op.sqlDiagnostics(ctx, ms, h, req.Overlays, jitSQL)...))
+		if last := op.sql.last.Load(); edited != nil && last != nil && last.g == h.graph && ctx.Err() == nil {
+			diags = append(diags, op.changeWarnings(ctx, ms, h, req.Overlays, edited, last.res)...)
+		}
 	}
 	return diags
 }

@@ -54,7 +54,7 @@ var rules = map[string][]string{
 
 	"changes": {"gsql", "sqlcheck", "protos/dataformpb"}, // dfd diff: two revisions' graphs and analyses compared
 
-	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "sqlcheck", "sqlxfmt", "project", "protos/dataformpb", "internal/regfile"},
+	"daemon":  {"lsp", "workspace", "source", "settings", "compile", "engine", "jit/...", "adapters/...", "gsql", "sqlcheck", "sqlxfmt", "changes", "project", "protos/dataformpb", "internal/regfile"},
 	"cmd/...": {"..."},
 
 	// heapwatch ships (the compiler and workers watch their heap with it);
