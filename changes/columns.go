@@ -193,39 +193,50 @@ func configWord(field string) string {
 }
 
 // impact finds the downstream readers of what the change removes,
-// renames or retypes, by Base's column lineage, and how each fares at
-// Head.
+// renames, retypes or disables, by Base's column lineage, and keeps those
+// that Head confirms: a reader still affected there. A reader that Head
+// has updated (it analyses cleanly without the removed or renamed
+// column, it no longer reads the retyped one, it no longer depends on
+// the disabled action) or removed is not; nor are the readers of its
+// columns further down.
 func (c *comparer) impact(ch *Change, p pair) {
 	if p.b == nil {
 		return
 	}
-	whole := p.h == nil || p.renamed || (p.h.disabled && !p.b.disabled)
-	var cols []string
+	type root struct{ column, kind string } // kind: gone, retyped, disabled
+	var roots []root
+	switch {
+	case p.h == nil || p.renamed:
+		roots = append(roots, root{"", "gone"})
+	case p.h.disabled && !p.b.disabled:
+		roots = append(roots, root{"", "disabled"})
+	}
+	var gone []string
 	for _, col := range ch.Columns {
 		switch col.Change {
-		case ColumnRemoved, ColumnType, ColumnMode:
-			cols = append(cols, col.Column)
+		case ColumnRemoved:
+			roots, gone = append(roots, root{col.Column, "gone"}), append(gone, col.Column)
 		case ColumnRenamed:
-			cols = append(cols, col.From)
+			roots, gone = append(roots, root{col.From, "gone"}), append(gone, col.From)
+		case ColumnType, ColumnMode:
+			roots = append(roots, root{col.Column, "retyped"})
 		}
 	}
-	if !whole && len(cols) == 0 {
+	if len(roots) == 0 {
 		return
 	}
 	type node struct {
 		action *act
 		column string // "" for all of it
 		depth  int
+		kind   string
 	}
 	seen := map[string]bool{}
-	reached := map[string]bool{} // actions with an impact
+	reached := map[string]bool{} // actions found reading it
 	var out []Impact
-	queue := []node{}
-	if whole {
-		queue = append(queue, node{p.b, "", 0})
-	}
-	for _, col := range cols {
-		queue = append(queue, node{p.b, col, 0})
+	var queue []node
+	for _, r := range roots {
+		queue = append(queue, node{p.b, r.column, 0, r.kind})
 	}
 	for len(queue) > 0 {
 		n := queue[0]
@@ -250,29 +261,38 @@ func (c *comparer) impact(ch *Change, p pair) {
 					if n.depth > 0 || n.column == "" {
 						reads = n.action.name + "." + in.Column
 					}
-					out = append(out, c.reader(r, l.Name, reads, n.depth+1))
-					queue = append(queue, node{r, l.Name, n.depth + 1})
+					im := c.reader(r, l.Name, reads, n.depth+1)
+					// Deeper down, a reader is affected because the
+					// column above it is: its own state is what counts.
+					if n.depth == 0 && !c.confirmed(im, r, p, in.Column, n.kind) || im.AtHead == "removed" {
+						continue
+					}
+					out = append(out, im)
+					queue = append(queue, node{r, l.Name, n.depth + 1, n.kind})
 				}
 			}
 			// A reader of the whole action without lineage (an operation,
 			// an assertion, a statement not analysed) still reads it.
 			if n.column == "" && !hits[r.key] && !seen[r.key] {
 				seen[r.key], reached[r.key] = true, true
-				out = append(out, c.reader(r, "", "*", n.depth+1))
+				im := c.reader(r, "", "*", n.depth+1)
+				if (n.depth > 0 || c.confirmed(im, r, p, "", n.kind)) && im.AtHead != "removed" {
+					out = append(out, im)
+				}
 			}
 		}
 	}
 	// A direct reader that analysed cleanly at Base and fails at Head
-	// reads what changed somewhere lineage does not show (a WHERE, a
+	// reads what is gone somewhere lineage does not show (a WHERE, a
 	// JOIN condition, an operation).
-	if len(cols) > 0 && !whole {
+	if len(gone) > 0 {
 		for _, r := range c.b.readers[p.b.key] {
 			if reached[r.key] || hasErrors(c.base, r) {
 				continue
 			}
 			if im := c.reader(r, "", "*", 1); im.AtHead == "errors" {
 				reached[r.key] = true
-				im.Reads = strings.Join(cols, ", ")
+				im.Reads = strings.Join(gone, ", ")
 				out = append(out, im)
 			}
 		}
@@ -287,6 +307,51 @@ func (c *comparer) impact(ch *Change, p pair) {
 		return out[i].Column < out[j].Column
 	})
 	ch.Impact = append(ch.Impact, out...)
+}
+
+// confirmed says whether Head confirms that the direct reader r (its
+// impact im) is affected by a change of kind to column of p's action.
+func (c *comparer) confirmed(im Impact, r *act, p pair, column, kind string) bool {
+	switch im.AtHead {
+	case "removed":
+		return false
+	case "clean":
+	default:
+		return true // errors, not analysed, not compiled: it may still read it
+	}
+	h := c.h.byKey[r.key]
+	switch kind {
+	case "gone":
+		// Clean at Head, it cannot read a column or action that is gone.
+		return false
+	case "disabled":
+		return p.h != nil && dependsOn(h, p.h.name)
+	}
+	// Retyped: affected while it still reads the column.
+	if p.h == nil {
+		return false
+	}
+	lin, ok := c.h.lineage[h.key]
+	if !ok {
+		return true // no lineage at Head: it may
+	}
+	for _, l := range lin {
+		for _, in := range l.Inputs {
+			if strings.EqualFold(in.Table, p.h.name) && (column == "" || strings.EqualFold(in.Column, column) || hasFieldPrefix(in.Column, column)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func dependsOn(a *act, name string) bool {
+	for _, d := range a.deps {
+		if strings.EqualFold(d, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // reader is the impact on r (an action at Base) and how it fares at Head.
