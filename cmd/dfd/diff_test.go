@@ -462,3 +462,57 @@ func TestDiffCommandErrors(t *testing.T) {
 		t.Errorf("HEAD HEAD: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// A project in a subdirectory of its repository, added by the change:
+// the base has no project there (every action is added), and the GitHub
+// annotations name files from the repository's top.
+func TestDiffProjectInSubdirectory(t *testing.T) {
+	needGit(t)
+	repo, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, repo, "README.md", "a repository with a Dataform project in warehouse/\n")
+	gitRun(t, repo, "init", "-q", "-b", "main")
+	gitRun(t, repo, "add", "-A")
+	gitRun(t, repo, "commit", "-q", "-m", "readme")
+	dir := filepath.Join(repo, "warehouse")
+	if err := testenv.CopyTree(filepath.Join(testenv.RepoRoot(), "examples", "clickstream"), dir); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "definitions/clicks.sqlx", diffClicks)
+	gitRun(t, repo, "checkout", "-q", "-b", "feature")
+	gitRun(t, repo, "add", "-A")
+	gitRun(t, repo, "commit", "-q", "-m", "the project")
+
+	res := runDFD(t, "diff", "--project", dir, "--metadata", filepath.Join(dir, "metadata.json"), "--no-jit", "--format", "json")
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	rep := decodeDiff(t, res.stdout)
+	added := map[string]bool{}
+	for _, c := range rep.Changes {
+		if c.Status != changes.Added || c.Category != changes.NonBreaking {
+			t.Errorf("%s: %s %s, want added non-breaking", c.Action, c.Status, c.Category)
+		}
+		added[c.Action] = true
+	}
+	for _, want := range []string{"acme-clickstream.clicks.clicks", "acme-clickstream.clicks.top_countries", "acme-collector.landing.raw_clicks"} {
+		if !added[want] {
+			t.Errorf("%s is not reported added: %v", want, added)
+		}
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "no Dataform project in warehouse/") {
+		t.Errorf("no note that the base has no project: %q", rep.Notes)
+	}
+
+	// Edited since: a column renamed, annotated at warehouse/….
+	gitRun(t, repo, "checkout", "-q", "main")
+	gitRun(t, repo, "merge", "-q", "--ff-only", "feature")
+	editFile(t, dir, "definitions/clicks.sqlx", "  country,\n", "  country AS country_code,\n")
+	res = runDFD(t, "diff", "--project", dir, "--metadata", filepath.Join(dir, "metadata.json"), "--no-jit", "--format", "github")
+	want := "::notice file=warehouse/definitions/clicks.sqlx,line=13,title=dfd diff%3A non-breaking%3A acme-clickstream.clicks.clicks::column country renamed to country_code\n"
+	if res.code != 0 || !strings.Contains(string(res.stdout), want) {
+		t.Errorf("exit %d; output lacks %q:\n%s\n%s", res.code, want, res.stdout, res.stderr)
+	}
+}
