@@ -34,12 +34,14 @@ const maxChangeWarnFiles = 4
 // changeWarnState is a project's bases, by edited file.
 type changeWarnState struct {
 	mu sync.Mutex
-	// git is the repository holding the project; gitErr why there is
-	// none (then nothing is compared). Found once.
-	gitOnce sync.Once
-	git     *gitPlace
-	bases   map[string]*changeBase
-	checker *sqlcheck.Checker
+	// git is the repository holding the project, once found; gitKnown
+	// says git answered (a project outside any repository is asked
+	// once; an answer cut short by a cancelled check is asked again).
+	gitMu    sync.Mutex
+	gitKnown bool
+	git      *gitPlace
+	bases    map[string]*changeBase
+	checker  *sqlcheck.Checker
 	// blobs are files as committed in blobsAt (nil: not in that commit),
 	// so that a check asks git only for the HEAD commit.
 	blobsMu sync.Mutex
@@ -98,24 +100,31 @@ func gitCmd(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// gitPlace finds the project's repository once; nil when it has none (or
-// git is not installed).
+// gitPlace finds the project's repository; nil when it has none (or git
+// is not installed).
 func (op *openProject) gitPlace(ctx context.Context) *gitPlace {
 	st := &op.changeWarn
-	st.gitOnce.Do(func() {
-		out, err := gitCmd(ctx, op.p.Root, "rev-parse", "--show-toplevel", "--show-prefix")
-		if err != nil {
-			op.b.log.Debug("change warnings off: the project is not in a git repository", "project", op.p.Root, "err", err)
-			return
-		}
-		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-		g := &gitPlace{top: lines[0]}
-		if len(lines) > 1 {
-			g.prefix = lines[1]
-		}
-		st.git = g
-	})
-	return st.git
+	st.gitMu.Lock()
+	defer st.gitMu.Unlock()
+	if st.gitKnown {
+		return st.git
+	}
+	out, err := gitCmd(ctx, op.p.Root, "rev-parse", "--show-toplevel", "--show-prefix")
+	if ctx.Err() != nil {
+		return nil
+	}
+	st.gitKnown = true
+	if err != nil {
+		op.b.log.Debug("change warnings off: the project is not in a git repository", "project", op.p.Root, "err", err)
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	g := &gitPlace{top: lines[0]}
+	if len(lines) > 1 {
+		g.prefix = lines[1]
+	}
+	st.git = g
+	return g
 }
 
 // editedFiles are the buffers that differ from their file in git's HEAD
