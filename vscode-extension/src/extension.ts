@@ -2,6 +2,7 @@
 // server and wires the commands, the status bar, the compiled preview and
 // the dependency graph.
 import * as vscode from "vscode";
+import { showChanges } from "./changes";
 import { GraphPanel } from "./graphPanel";
 import { showLineage } from "./lineage";
 import { PreviewPanel } from "./previewPanel";
@@ -45,6 +46,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("dfd.statusMenu", () => status.menu()),
     vscode.commands.registerCommand("dfd.openPreview", (uri?: unknown) => preview.open(toUri(uri))),
     vscode.commands.registerCommand("dfd.showLineage", () => showLineage(srv)),
+    vscode.commands.registerCommand("dfd.showChanges", () => showChanges(srv.dfdBinary())),
     vscode.commands.registerCommand("dfd.showGraph", (uri?: unknown) => graph.open(toUri(uri))),
     // Code lens commands the server emits (see lsp/PROTOCOL.md).
     vscode.commands.registerCommand("dfd.showPreview", (uri?: unknown, target?: unknown) => preview.open(toUri(uri), toTarget(target))),

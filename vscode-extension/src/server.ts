@@ -91,6 +91,17 @@ export class ServerManager implements vscode.Disposable {
     this.output.show(true);
   }
 
+  /** The dfd binary the server runs (or would run), for commands that run dfd itself. */
+  dfdBinary(): string | undefined {
+    const found = discoverServer({
+      extensionPath: this.context.extensionPath,
+      configuredPath: this.config().get<string>("path") ?? "",
+      workspaceFolders: (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath),
+      envPath: process.env.PATH ?? "",
+    });
+    return found.ok ? found.command : undefined;
+  }
+
   /** Starts the server (no-op when it runs). Messages the user on failure. */
   async start(): Promise<void> {
     if (this.state === "running" || this.state === "starting") {
