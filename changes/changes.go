@@ -501,7 +501,7 @@ func (c *comparer) categorise(ch *Change) {
 		case ColumnDescription:
 			metadata = append(metadata, "description of "+col.Column+" changed")
 		default:
-			if !readers[""] && !readsColumn(ch.Impact, col) {
+			if !readsColumn(ch.Impact, col) {
 				nonBreaking = append(nonBreaking, "column "+col.Column+" "+columnVerb(col)+"; nothing downstream reads it")
 			}
 		}
@@ -531,7 +531,7 @@ func (c *comparer) categorise(ch *Change) {
 
 // metadataField: config fields that change nothing the warehouse computes.
 var metadataField = map[string]bool{
-	"description": true, "tags": true, "labels": true, "dependencies": false,
+	"description": true, "tags": true, "labels": true, "bigqueryLabels": true,
 }
 
 func columnVerb(col ColumnChange) string {
