@@ -857,6 +857,30 @@ async function scenarioGraphRenameFormat(page, folder) {
     );
     return `${want.split("\n").filter(Boolean).length} lines as dfd format writes them; ${short(p.t, 80)}; graph ${g.nodes.length} nodes`;
   });
+
+  await step(page, "l. Changes vs main: the formatted top_countries.sqlx is a layout-only change", async () => {
+    // The workspace is a git repository whose main is the fixture as copied (run.sh); step k
+    // saved top_countries.sqlx as dfd format writes it: a change of layout only.
+    await quickOpen(page, "top_countries.sqlx");
+    await runCommand(page, "Dataform: Changes vs main");
+    const what = await waitFor(
+      "the changes quick pick: top_countries, metadata-only, SQL layout only",
+      () =>
+        page.evaluate(() => {
+          const w = document.querySelector(".quick-input-widget");
+          const title = w && w.offsetParent !== null ? (w.querySelector(".quick-input-title")?.textContent || "") : "";
+          const rows = [...document.querySelectorAll(".quick-input-list .monaco-list-row")].map((r) => r.innerText || "");
+          return { title, rows };
+        }),
+      (v) =>
+        v.title.includes("→ working tree: 0 breaking, 0 non-breaking, 1 metadata-only") &&
+        v.rows.some((r) => r.includes("top_countries") && r.includes("SQL layout only")),
+      { timeout: 90000, interval: 500 },
+    );
+    await screenshot(page, "l-changes-vs-main");
+    await closeQuickInput(page);
+    return `${what.title}: ${short(what.rows.map((r) => r.replace(/\s+/g, " ")).join(" | "), 300)}`;
+  });
 }
 
 async function scenarioNoDataform(page, folder) {

@@ -199,6 +199,13 @@ cat >"$main_ws/.vscode/settings.json" <<EOF
 }
 EOF
 
+# A git repository whose main is the project as copied: "Dataform: Changes
+# vs main" compares the work tree with it.
+printf 'node_modules/\n.vscode/\n' >"$main_ws/.gitignore"
+git -C "$main_ws" init -q -b main
+git -C "$main_ws" add -A
+git -C "$main_ws" -c user.name=dfd -c user.email=dfd@localhost -c commit.gpgsign=false commit -q -m "the fixture"
+
 # A folder with no Dataform project.
 mkdir -p "$ws/not_dataform"
 printf '# Just some notes\n' >"$ws/not_dataform/README.md"
