@@ -516,3 +516,22 @@ func TestDiffProjectInSubdirectory(t *testing.T) {
 		t.Errorf("exit %d; output lacks %q:\n%s\n%s", res.code, want, res.stdout, res.stderr)
 	}
 }
+
+// The VS Code extension's tests read dfd diff reports captured from this
+// command (vscode-extension/test/fixtures/diff-*.json): each must still
+// follow docs/diff.schema.json, so the extension is tested on reports dfd
+// can give.
+func TestExtensionDiffFixtures(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "vscode-extension", "test", "fixtures", "diff-*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no diff-*.json fixtures: %v", err)
+	}
+	s := diffSchema(t)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		validateDiffJSON(t, s, data)
+	}
+}
