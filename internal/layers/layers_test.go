@@ -40,6 +40,7 @@ var rules = map[string][]string{
 	"adapters/policy":      {"adapters", "gsql", "protos/dataformpb"},
 	"adapters/connect":     {"adapters/...", "gsql", "protos/dataformpb"},
 	"adapters/drycost":     {"adapters", "protos/dataformpb"}, // dry-run figures: any Verifier (policy-wrapped BigQuery)
+	"adapters/rows":        {"adapters", "adapters/policy", "gsql", "protos/dataformpb"},
 
 	"compile":        {"engine", "project", "protos/dataformpb", "internal/heapwatch"},
 	"jit/wirepb":     nil,
