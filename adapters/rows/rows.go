@@ -95,6 +95,9 @@ type Result struct {
 	Cached bool   `json:"cached,omitempty"`
 	// Location is where the job ran or the table lives, when known.
 	Location string `json:"location,omitempty"`
+	// ConsoleURL opens the table, or the query's job, in BigQuery's
+	// console (set by the caller, which knows the billing project).
+	ConsoleURL string `json:"consoleUrl,omitempty"`
 	// NeedsConfirmation: the dry run's estimate is above the threshold and
 	// the query did not run; ask again with confirmation.
 	NeedsConfirmation bool `json:"needsConfirmation,omitempty"`

@@ -41,6 +41,7 @@ var docFlagSections = []struct {
 	{[]string{"metadata", "refresh"}, []string{"dfd-metadata-refresh", "flags-of-every-subcommand"}},
 	{[]string{"metadata", "status"}, []string{"dfd-metadata-status", "flags-of-every-subcommand"}},
 	{[]string{"metadata", "clear"}, []string{"dfd-metadata-clear", "flags-of-every-subcommand"}},
+	{[]string{"rows"}, []string{"dfd-rows", overrideFlagsAnchor}},
 	{[]string{"serve"}, []string{"dfd-serve"}},
 	{[]string{"version"}, []string{"dfd-version"}},
 	{[]string{"worker"}, []string{"dfd-worker"}},

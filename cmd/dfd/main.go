@@ -44,6 +44,7 @@ func commands() []command {
 		{"jit", "Preview the SQL a JiT action produces (runs its jitCode under the preview policy)", runJit},
 		{"lineage", "Column-level lineage of an action: each column's direct inputs and its warehouse origins", runLineage},
 		{"metadata", "BigQuery metadata: snapshot (offline file), refresh, status, clear the cache", runMetadata},
+		{"rows", "Preview an action's data from BigQuery: its query's rows, or its built table's (--table)", runRows},
 		{"serve", "Run the Dataform language server (LSP) on stdin/stdout", runServe},
 		{"version", "Print dfd's version", runVersion},
 		{"worker", "Serve compile and JiT requests for dfd's worker pool (started by dfd itself)", runWorker},
@@ -138,7 +139,7 @@ func run(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			if c.name == "compile" || c.name == "jit" || c.name == "check" || c.name == "lineage" || c.name == "diff" {
+			if c.name == "compile" || c.name == "jit" || c.name == "check" || c.name == "lineage" || c.name == "diff" || c.name == "rows" {
 				engine.SetTranspileCacheDir(transpileCacheDir(env))
 			}
 			return c.run(ctx, env, args[1:])
