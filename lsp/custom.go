@@ -35,6 +35,7 @@ func (s *Server) customRequests() map[string]func(context.Context, []byte) (any,
 		MethodStatus:  func(ctx context.Context, _ []byte) (any, error) { return s.status(ctx) },
 		MethodRefresh: func(ctx context.Context, raw []byte) (any, error) { return s.refreshMetadata(ctx, raw) },
 		MethodLineage: func(ctx context.Context, raw []byte) (any, error) { return s.lineage(ctx, raw) },
+		MethodRows:    func(ctx context.Context, raw []byte) (any, error) { return s.rows(ctx, raw) },
 	}
 }
 

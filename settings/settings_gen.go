@@ -47,6 +47,10 @@ type Settings struct {
 	// CostBilling is how queries are billed: "on-demand" (bytes and dollars
 	// are shown) or "capacity" (bytes only). Setting dfd.cost.billing.
 	CostBilling string
+	// PreviewRowsConfirmBytes is the dry-run estimate above which a data
+	// preview's query (dfd/rows) runs only when confirmed; 0: 1 GiB. Setting
+	// dfd.preview.rowsConfirmBytes.
+	PreviewRowsConfirmBytes int64
 	// CompileAsYouType false: an edit only records the buffer; projects
 	// compile on save, on changes of files on disk, and when dfd/preview or
 	// dfd/graph asks for the newest compile. Setting dfd.compileAsYouType.
@@ -110,6 +114,9 @@ var fields = map[string]field{
 	"cost.billing": {kind: kindEnum, enum: []string{"on-demand", "capacity"},
 		get:   func(s *Settings) any { return &s.CostBilling },
 		reset: func(s *Settings) { s.CostBilling = Defaults().CostBilling }},
+	"preview.rowsConfirmBytes": {kind: kindInt, min: 0, hasMin: true, max: 4611686018427387904, hasMax: true,
+		get:   func(s *Settings) any { return &s.PreviewRowsConfirmBytes },
+		reset: func(s *Settings) { s.PreviewRowsConfirmBytes = Defaults().PreviewRowsConfirmBytes }},
 	"compileAsYouType": {kind: kindBool,
 		get:   func(s *Settings) any { return &s.CompileAsYouType },
 		reset: func(s *Settings) { s.CompileAsYouType = Defaults().CompileAsYouType }},

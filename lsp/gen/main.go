@@ -38,6 +38,8 @@ var roots = []struct {
 	{"PreviewChangedParams", lsp.PreviewChangedParams{}},
 	{"LineageParams", lsp.LineageParams{}},
 	{"LineageResult", lsp.LineageResult{}},
+	{"RowsParams", lsp.RowsParams{}},
+	{"RowsResult", lsp.RowsResult{}},
 }
 
 const out = "vscode-extension/src/protocol_gen.ts"

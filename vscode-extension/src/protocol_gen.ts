@@ -240,3 +240,49 @@ export interface LineageResult {
   columns: LineageColumn[];
   reason?: string;
 }
+
+export interface RowsParams {
+  textDocument: { uri: string; };
+  position?: Position;
+  action?: string;
+  source?: string;
+  incremental?: boolean;
+  limit?: number;
+  confirmed?: boolean;
+}
+
+export interface RowsColumn {
+  name: string;
+  type: string;
+  mode?: string;
+  description?: string;
+  fields?: RowsColumn[];
+}
+
+export interface RowsResult {
+  uri: string;
+  project: string;
+  version: number;
+  action: string;
+  source: string;
+  target: string;
+  statement?: string;
+  columns: RowsColumn[];
+  rows: unknown[];
+  totalRows: number;
+  truncated?: boolean;
+  estimatedBytesProcessed?: number;
+  totalBytesProcessed?: number;
+  totalBytesBilled?: number;
+  jobId?: string;
+  location?: string;
+  cached?: boolean;
+  jobUrl?: string;
+  tableUrl?: string;
+  needsConfirmation?: boolean;
+  confirmation?: string;
+  threshold?: number;
+  refused?: string;
+  unavailable?: string;
+  error?: string;
+}

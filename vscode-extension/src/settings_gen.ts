@@ -13,6 +13,7 @@ export const SERVER_SETTING_KEYS = [
   "cost.enabled",
   "cost.pricePerTiB",
   "cost.billing",
+  "preview.rowsConfirmBytes",
   "compileAsYouType",
   "debounceMs",
   "sql.check",
