@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"cloud.google.com/go/bigquery"
+	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
 	"github.com/dfdtools/dfd/adapters/policy"
@@ -31,6 +34,24 @@ func (s *session) rows(t *testing.T, path string, params map[string]any) *rowsRe
 	params["textDocument"] = map[string]any{"uri": uri.File(path)}
 	if err := s.ed.Call(s.ctx, lsp.MethodRows, params, &raw); err != nil {
 		t.Fatalf("dfd/rows %s: %v", path, err)
+	}
+	if dir := os.Getenv("DFD_CAPTURE_ROWS"); dir != "" {
+		// The extension's unit tests render these answers
+		// (vscode-extension/test/fixtures/rows-*.json).
+		source, _ := params["source"].(string)
+		if source == "" {
+			source = "query"
+		}
+		if params["confirmed"] == true {
+			source += "-confirmed"
+		}
+		name := fmt.Sprintf("rows-%s-%s.json", strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), source)
+		var b bytes.Buffer
+		_ = json.Indent(&b, raw, "", "  ")
+		b.WriteByte('\n')
+		if err := os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	res := &rowsResult{}
 	var rows struct {
@@ -77,10 +98,15 @@ func TestRowsAgainstTheEmulator(t *testing.T) {
 		{Name: "id", Type: bigquery.IntegerFieldType},
 		{Name: "tags", Type: bigquery.StringFieldType, Repeated: true},
 		{Name: "buyer", Type: bigquery.RecordFieldType, Schema: bigquery.Schema{{Name: "name", Type: bigquery.StringFieldType}}},
+		{Name: "amount", Type: bigquery.NumericFieldType},
+		{Name: "placed", Type: bigquery.TimestampFieldType},
+		{Name: "paid", Type: bigquery.BooleanFieldType},
 	}}); err != nil {
 		t.Fatal(err)
 	}
-	job, err := client.Query(`INSERT INTO shop.orders (id, tags, buyer) VALUES (1, ['x', 'y'], STRUCT('Ann')), (2, [], NULL)`).Run(ctx)
+	job, err := client.Query(`INSERT INTO shop.orders (id, tags, buyer, amount, placed, paid) VALUES
+		(1, ['x', 'y'], STRUCT('Ann'), NUMERIC '19.99', TIMESTAMP '2024-06-01 08:30:00 UTC', TRUE),
+		(2, [], NULL, NULL, NULL, NULL)`).Run(ctx)
 	if err == nil {
 		_, err = job.Wait(ctx)
 	}
@@ -91,7 +117,7 @@ func TestRowsAgainstTheEmulator(t *testing.T) {
 	root := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
 		"workflow_settings.yaml":  "defaultProject: " + bqtest.Project + "\ndefaultDataset: shop\ndefaultLocation: US\n",
 		"definitions/orders.sqlx": "config { type: \"declaration\" }\n",
-		"definitions/buyers.sqlx": "config { type: \"view\" }\nSELECT id, buyer, tags FROM ${ref(\"orders\")} ORDER BY id\n",
+		"definitions/buyers.sqlx": "config { type: \"view\" }\nSELECT id, buyer, tags, amount, placed, paid FROM ${ref(\"orders\")} ORDER BY id\n",
 		"definitions/jit_one.js": `publish("jit_one").jitCode(async (jctx) => {
   const t = await jctx.adapter.getTable({target: {database: "` + bqtest.Project + `", schema: "shop", name: "orders"}});
   return "SELECT " + t.fields.map(f => f.name).join(", ") + " FROM shop.orders WHERE id = 1";
@@ -109,10 +135,11 @@ func TestRowsAgainstTheEmulator(t *testing.T) {
 	if res.Error != "" || res.Refused != "" || res.Unavailable != "" {
 		t.Fatalf("view query: %+v", res)
 	}
-	if got, want := rowsJSON(t, res), `[{"id":1,"buyer":{"name":"Ann"},"tags":["x","y"]},{"id":2,"buyer":null,"tags":[]}]`; got != want {
+	if got, want := rowsJSON(t, res), `[{"id":1,"buyer":{"name":"Ann"},"tags":["x","y"],"amount":"19.99","placed":"2024-06-01 08:30:00 UTC","paid":true},`+
+		`{"id":2,"buyer":null,"tags":[],"amount":null,"placed":null,"paid":null}]`; got != want {
 		t.Errorf("view query rows:\n got %s\nwant %s", got, want)
 	}
-	if len(res.Columns) != 3 || res.Columns[1].Type != "RECORD" || len(res.Columns[1].Fields) != 1 || res.Columns[2].Mode != "REPEATED" {
+	if len(res.Columns) != 6 || res.Columns[1].Type != "RECORD" || len(res.Columns[1].Fields) != 1 || res.Columns[2].Mode != "REPEATED" {
 		t.Errorf("columns %+v", res.Columns)
 	}
 	if res.Action != "test.shop.buyers" || res.Source != "query" || !strings.HasPrefix(res.JobID, "dfd-rows-") || !strings.Contains(res.JobURL, "dfd-rows-") || !strings.Contains(res.TableURL, "t=buyers") {
@@ -120,12 +147,12 @@ func TestRowsAgainstTheEmulator(t *testing.T) {
 	}
 
 	res = s.rows(t, filepath.Join(root, "definitions", "jit_one.js"), map[string]any{})
-	if got, want := rowsJSON(t, res), `[{"id":1,"tags":["x","y"],"buyer":{"name":"Ann"}}]`; got != want || !strings.Contains(res.Statement, "WHERE id = 1") {
+	if got, want := rowsJSON(t, res), `[{"id":1,"tags":["x","y"],"buyer":{"name":"Ann"},"amount":"19.99","placed":"2024-06-01 08:30:00 UTC","paid":true}]`; got != want || !strings.Contains(res.Statement, "WHERE id = 1") {
 		t.Errorf("JiT query: %+v\nrows %s", res, got)
 	}
 
 	res = s.rows(t, filepath.Join(root, "definitions", "orders.sqlx"), map[string]any{"source": "table", "limit": 1})
-	if got, want := rowsJSON(t, res), `[{"id":1,"tags":["x","y"],"buyer":{"name":"Ann"}}]`; got != want || res.TotalRows != 2 || !res.Truncated || res.JobID != "" {
+	if got, want := rowsJSON(t, res), `[{"id":1,"tags":["x","y"],"buyer":{"name":"Ann"},"amount":"19.99","placed":"2024-06-01 08:30:00 UTC","paid":true}]`; got != want || res.TotalRows != 2 || !res.Truncated || res.JobID != "" {
 		t.Errorf("table rows: %+v\nrows %s", res, got)
 	}
 
@@ -159,6 +186,14 @@ func TestRowsOnTheWire(t *testing.T) {
 	s.init(t, root)
 	s.awaitPreviewChanged(t, 0, "")
 	v := filepath.Join(root, "definitions", "v.sqlx")
+
+	// With the BigQuery source, each action has data lenses; an
+	// operation has no table to open.
+	for file, want := range map[string]string{"v.sqlx": "Preview SQL|Preview data|Open in BigQuery|0 dependents", "op.sqlx": "Preview SQL|Preview data|0 dependents"} {
+		if got := lensTitles(t, s, filepath.Join(root, "definitions", file)); got != want {
+			t.Errorf("code lenses of %s: %s, want %s", file, got, want)
+		}
+	}
 
 	rec.Reset()
 	res := s.rows(t, v, map[string]any{})
@@ -196,14 +231,33 @@ func TestRowsOnTheWire(t *testing.T) {
 func TestRowsWithoutBigQuery(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	root := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
-		"workflow_settings.yaml": "defaultProject: test\ndefaultDataset: d\n",
-		"definitions/v.sqlx":     "config { type: \"view\" }\nSELECT 1 AS n\n",
+		"workflow_settings.yaml":    "defaultProject: test\ndefaultDataset: d\n",
+		"definitions/nosource.sqlx": "config { type: \"view\" }\nSELECT 1 AS n\n",
 	})
 	s := startServer(t, serverConfig{})
 	s.init(t, root)
 	s.awaitPreviewChanged(t, 0, "")
-	res := s.rows(t, filepath.Join(root, "definitions", "v.sqlx"), map[string]any{})
+	if got := lensTitles(t, s, filepath.Join(root, "definitions", "nosource.sqlx")); got != "Preview SQL|0 dependents" {
+		t.Errorf("code lenses without BigQuery: %s", got)
+	}
+	res := s.rows(t, filepath.Join(root, "definitions", "nosource.sqlx"), map[string]any{})
 	if !strings.Contains(res.Unavailable, "dfd.metadata.source") || len(res.Rows.Rows) != 0 || res.Rows.Rows == nil {
 		t.Errorf("without BigQuery: %+v", res)
 	}
+}
+
+func lensTitles(t *testing.T, s *session, path string) string {
+	t.Helper()
+	lenses, err := s.ed.Server.CodeLens(s.ctx, &protocol.CodeLensParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(path)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, l := range lenses {
+		titles = append(titles, l.Command.Title)
+		if l.Command.Command == lsp.CommandPreviewData && len(l.Command.Arguments) != 3 {
+			t.Errorf("Preview data lens arguments: %v", l.Command.Arguments)
+		}
+	}
+	return strings.Join(titles, "|")
 }

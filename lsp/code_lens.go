@@ -14,6 +14,9 @@ import (
 const (
 	CommandShowPreview    = "dfd.showPreview"
 	CommandShowDependents = "dfd.showDependents"
+	// With the BigQuery metadata source (see rows_lens.go).
+	CommandPreviewData    = "dfd.previewData"
+	CommandOpenInBigQuery = "dfd.openInBigQuery"
 )
 
 // CodeLens implements protocol.Server: above each action, "Preview SQL",
@@ -55,6 +58,7 @@ func (s *Server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) 
 				Title: c.Label, Command: CommandShowPreview, Arguments: []protocol.LSPAny{uriArg, target},
 			}})
 		}
+		out = append(out, s.dataLenses(a, rng, uriArg, target)...)
 		n := len(f.snap.Dependents(a))
 		deps := fmt.Sprintf("%d dependents", n)
 		if n == 1 {

@@ -14,7 +14,8 @@ import (
 
 // The extension's unit tests render captured dfd/preview, dfd/status,
 // dfd/lineage and dfd/graph answers (vscode-extension/test/fixtures, captured by its
-// scripts/capture-fixtures.mjs). They must still be answers this server
+// scripts/capture-fixtures.mjs), and dfd/rows answers (rows-*.json, captured by
+// daemon/rows_test.go with DFD_CAPTURE_ROWS). They must still be answers this server
 // could send: every field they hold is a field of the Go result types (a
 // renamed or removed field fails here; the TypeScript types are generated
 // from the same Go types by lsp/gen).
@@ -41,6 +42,8 @@ func TestExtensionFixturesMatchTheProtocol(t *testing.T) {
 				v = &lsp.LineageResult{}
 			case strings.HasPrefix(name, "graph-"):
 				v = &lsp.GraphResult{}
+			case strings.HasPrefix(name, "rows-"):
+				v = &lsp.RowsResult{}
 			}
 			dec := json.NewDecoder(bytes.NewReader(data))
 			dec.DisallowUnknownFields()

@@ -5,7 +5,10 @@ import * as vscode from "vscode";
 import { showChanges } from "./changes";
 import { GraphPanel } from "./graphPanel";
 import { showLineage } from "./lineage";
-import { PreviewPanel } from "./previewPanel";
+import { isPreviewable, PreviewPanel } from "./previewPanel";
+import { RowsPanel } from "./rowsPanel";
+import { consoleTableUrl, consoleUrl } from "./rowsView";
+import type { PreviewResult } from "./protocol_gen";
 import { ServerManager } from "./server";
 import { needsRestart } from "./settings";
 import { StatusBar } from "./statusBar";
@@ -37,7 +40,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const status = new StatusBar(srv);
   const preview = new PreviewPanel(context, srv);
   const graph = new GraphPanel(context, srv);
-  context.subscriptions.push(output, srv, status, preview, graph);
+  const rows = new RowsPanel(context, srv);
+  context.subscriptions.push(output, srv, status, preview, graph, rows);
 
   context.subscriptions.push(
     vscode.commands.registerCommand("dfd.restartServer", () => srv.restart()),
@@ -50,6 +54,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("dfd.showGraph", (uri?: unknown) => graph.open(toUri(uri))),
     // Code lens commands the server emits (see lsp/PROTOCOL.md).
     vscode.commands.registerCommand("dfd.showPreview", (uri?: unknown, target?: unknown) => preview.open(toUri(uri), toTarget(target))),
+    // Data previews and BigQuery's console (code lenses with the BigQuery
+    // metadata source, and the command palette on the action at the cursor).
+    vscode.commands.registerCommand("dfd.previewData", (uriArg?: unknown, target?: unknown, source?: unknown) =>
+      previewData(rows, uriArg, target, source === "table" ? "table" : "query"),
+    ),
+    vscode.commands.registerCommand("dfd.previewTableData", () => previewData(rows, undefined, undefined, "table")),
+    vscode.commands.registerCommand("dfd.openInBigQuery", (uriArg?: unknown, target?: unknown) => openInBigQuery(srv, uriArg, target)),
+    vscode.commands.registerCommand("dfd.openQueryInBigQuery", (uriArg?: unknown, target?: unknown) => openQueryInBigQuery(srv, uriArg, target)),
     vscode.commands.registerCommand("dfd.showDependents", async (uriArg?: unknown, pos?: LspPosition, target?: unknown) => {
       const uri = toUri(uriArg);
       const client = srv.client;
@@ -93,6 +105,63 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   // Not awaited: activation (and the commands) must not wait for the server.
   void srv.start();
+}
+
+async function previewData(rows: RowsPanel, uriArg: unknown, target: unknown, source: "query" | "table"): Promise<void> {
+  let uri = toUri(uriArg);
+  let position: vscode.Position | undefined;
+  const editor = vscode.window.activeTextEditor;
+  if (!uri) {
+    if (!editor || !isPreviewable(editor.document)) {
+      void vscode.window.showInformationMessage("Dataform: open a .sqlx or .js file of a Dataform project to preview its data.");
+      return;
+    }
+    uri = editor.document.uri;
+    position = editor.selection.active;
+  }
+  await rows.show({ uri, action: toTarget(target), position, source });
+}
+
+/** The action of a code lens, else the one at the cursor of the active file (the file's first when it defines one). */
+async function pickAction(srv: ServerManager, uriArg: unknown, target: unknown, jit: boolean): Promise<PreviewResult["actions"][number] | undefined> {
+  const uri = toUri(uriArg) ?? vscode.window.activeTextEditor?.document.uri;
+  if (!uri || !srv.isRunning()) {
+    void vscode.window.showInformationMessage("Dataform: open a .sqlx or .js file of a Dataform project (with the dfd server running) first.");
+    return undefined;
+  }
+  const r = await srv.sendRequest<PreviewResult>("dfd/preview", { textDocument: { uri: uri.toString() }, jit });
+  const name = toTarget(target);
+  const actions = r.actions ?? [];
+  const found = name ? actions.find((a) => targetString(a.target) === name) : undefined;
+  if (found || actions.length === 1) return found ?? actions[0];
+  if (actions.length === 0) {
+    void vscode.window.showInformationMessage("Dataform: this file defines no action.");
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(actions.map((a) => ({ label: targetString(a.target), action: a })), { placeHolder: "Which action?" });
+  return pick?.action;
+}
+
+async function openInBigQuery(srv: ServerManager, uriArg: unknown, target: unknown): Promise<void> {
+  const t = target && typeof target === "object" ? (target as Target) : (await pickAction(srv, uriArg, target, false))?.target;
+  if (!t || !t.schema) return;
+  await vscode.env.openExternal(vscode.Uri.parse(consoleTableUrl(t.database, t.schema, t.name), true));
+}
+
+async function openQueryInBigQuery(srv: ServerManager, uriArg: unknown, target: unknown): Promise<void> {
+  const a = await pickAction(srv, uriArg, target, true);
+  if (!a) return;
+  const sql = a.jitPreview?.sql ?? a.sql;
+  const text = (sql?.query || (sql?.queries ?? []).join(";\n") || "").trim();
+  if (!text) {
+    void vscode.window.showInformationMessage(`Dataform: ${targetString(a.target)} has no compiled query.`);
+    return;
+  }
+  // BigQuery's console takes no query in its URL: the SQL goes to the
+  // clipboard, to paste into a new query tab.
+  await vscode.env.clipboard.writeText(text);
+  await vscode.env.openExternal(vscode.Uri.parse(consoleUrl(a.target.database), true));
+  void vscode.window.showInformationMessage(`Dataform: the compiled SQL of ${targetString(a.target)} is on the clipboard: paste it into a new query in BigQuery's console.`);
 }
 
 export async function deactivate(): Promise<void> {
