@@ -398,6 +398,34 @@ async function previewContent(page) {
 
 
 /**
+ * The Dataform Data webview's content (like previewContent): the frame
+ * whose document has the rows panel's header, its columns and cells.
+ */
+async function rowsContent(page) {
+  for (const frame of page.frames()) {
+    let r = null;
+    try {
+      r = await Promise.race([
+        frame.evaluate(() => {
+          if (document.querySelector(".monaco-workbench") || !document.querySelector("header.rows-head")) return null;
+          return {
+            head: document.querySelector("header.rows-head")?.innerText || "",
+            columns: [...document.querySelectorAll("table.rows thead th[data-type]")].map((th) => `${th.querySelector(".name")?.textContent} ${th.getAttribute("data-type")}`),
+            rows: [...document.querySelectorAll("table.rows tbody tr")].map((tr) => [...tr.querySelectorAll("td:not(.rownum)")].map((td) => td.textContent || "")),
+            errors: [...document.querySelectorAll("div.error, div.refused, div.unavailable")].map((e) => e.innerText || ""),
+          };
+        }),
+        sleep(5000).then(() => null),
+      ]);
+    } catch {
+      r = null;
+    }
+    if (r) return r;
+  }
+  return null;
+}
+
+/**
  * The dependency graph webview's content (like previewContent): the frame
  * whose document has the graph's header, its nodes and edges.
  */
@@ -930,7 +958,52 @@ async function scenarioNoBinary(page, folder) {
   );
 }
 
-const SCENARIOS = { project: scenarioProject, nodataform: scenarioNoDataform, nocore: scenarioNoCore, nobinary: scenarioNoBinary };
+// Data previews against the BigQuery emulator (run.sh starts it and points
+// the folder's dfd.bigquery.endpoint at it): the "Preview data" lens is
+// there, and the command opens the Dataform Data panel with the query's
+// rows as the emulator computed them — types, NULL, STRUCT and ARRAY.
+async function scenarioData(page, folder) {
+  const name = path.basename(folder);
+  await step(page, "k. project on BigQuery (the emulator): status bar shows it", async () => {
+    await openFolder(page, folder);
+    return waitFor(`status bar "dfd: ${name}"`, () => statusText(page), (t) => !!t && t.includes(`dfd: ${name}`), { timeout: 120000 });
+  });
+  await step(page, "k. open order_view.sqlx: Preview data and Open in BigQuery code lenses", async () => {
+    await quickOpen(page, "order_view.sqlx");
+    await waitFor("editor text", () => editorText(page), (t) => !!t && t.includes("STRUCT("));
+    return waitFor(
+      'code lenses "Preview data" and "Open in BigQuery"',
+      () => page.evaluate(() => [...document.querySelectorAll(".codelens-decoration")].map((e) => e.textContent || "").join(" | ")),
+      (t) => /Preview data/.test(t) && /Open in BigQuery/.test(t),
+      { timeout: 90000 },
+    );
+  });
+  await step(page, "k. Preview data opens the Dataform Data panel with the emulator's rows", async () => {
+    await focusEditor(page);
+    await runCommand(page, "Dataform: Preview Data (Run the Action's Query)");
+    const r = await waitFor(
+      "the Dataform Data panel with 2 rows",
+      () => rowsContent(page),
+      (r) => !!r && (r.rows.length === 2 || r.errors.length > 0),
+      { timeout: 90000, interval: 1000 },
+    );
+    if (r.errors.length) throw new Error(`the panel says: ${r.errors.join(" / ")}`);
+    const want = {
+      columns: ["id INTEGER", "name STRING", "buyer STRUCT<n STRING>", "ids ARRAY<INTEGER>", "nothing STRING"],
+      rows: [
+        ["1", "Ann", '{"n":"Ann"}', "[1,2]", "NULL"],
+        ["2", "Bo", '{"n":"Bo"}', "[2,3]", "NULL"],
+      ],
+    };
+    if (JSON.stringify({ columns: r.columns, rows: r.rows }) !== JSON.stringify(want)) {
+      throw new Error(`got ${JSON.stringify({ columns: r.columns, rows: r.rows })}, want ${JSON.stringify(want)}`);
+    }
+    if (!/job dfd-rows-/.test(r.head) || !/processed/.test(r.head)) throw new Error(`header: ${r.head}`);
+    return short(`${r.head} · ${r.columns.join(", ")}`, 240);
+  });
+}
+
+const SCENARIOS = { project: scenarioProject, nodataform: scenarioNoDataform, nocore: scenarioNoCore, nobinary: scenarioNoBinary, data: scenarioData };
 
 // ---- main ------------------------------------------------------------------------------
 

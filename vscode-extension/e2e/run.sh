@@ -3,8 +3,8 @@
 # (code-server 4.100.3, VS Code 1.100.3) driven by Playwright in Debian's
 # Chromium, as a user sees it: status bar, Problems panel, compiled preview
 # (AoT and JiT), hover and go-to-definition, the dependency graph, rename
-# across files, format on save, and the bad cases (no project, no dfd
-# binary, no core).
+# across files, format on save, the bad cases (no project, no dfd
+# binary, no core), and a data preview against the BigQuery emulator.
 #
 # Usage: bash vscode-extension/e2e/run.sh      (from anywhere)
 #
@@ -230,6 +230,59 @@ cat >"$nobin_ws/.vscode/settings.json" <<EOF
 }
 EOF
 
+# data_preview: a project on BigQuery — the emulator, started here with a
+# table of two rows — for the data-preview scenario.
+emulator=$(bash "$repo/tools/bqemulator/build.sh") || die "tools/bqemulator/build.sh failed"
+emu_port=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+emu_grpc=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+cat >"$tmp/emulator.yaml" <<'EOF'
+projects:
+  - id: test
+    datasets:
+      - id: shop
+        tables:
+          - id: orders
+            columns:
+              - name: id
+                type: INTEGER
+              - name: name
+                type: STRING
+            data:
+              - id: 1
+                name: Ann
+              - id: 2
+                name: Bo
+EOF
+log "starting the BigQuery emulator on 127.0.0.1:$emu_port"
+setsid "$emulator" --project=test --host=127.0.0.1 --port="$emu_port" --grpc-port="$emu_grpc" --log-level=error \
+  --data-from-yaml="$tmp/emulator.yaml" >"$artifacts/emulator.log" 2>&1 </dev/null &
+emu_pid=$!
+pgids+=("$emu_pid")
+emu_ok=
+for i in $(seq 1 300); do
+  if curl -fsS "http://127.0.0.1:$emu_port/bigquery/v2/projects/test/datasets" >/dev/null 2>&1; then emu_ok=1; break; fi
+  kill -0 "$emu_pid" 2>/dev/null || break
+  sleep 0.1
+done
+[[ -n $emu_ok ]] || die "the BigQuery emulator did not answer within 30s (see $artifacts/emulator.log)"
+data_ws=$ws/data_preview
+mkdir -p "$data_ws/definitions" "$data_ws/.vscode" "$data_ws/node_modules/@dataform"
+cp -R "$core" "$data_ws/node_modules/@dataform/core"
+printf 'defaultProject: test\ndefaultDataset: shop\ndefaultLocation: US\n' >"$data_ws/workflow_settings.yaml"
+printf 'config { type: "declaration" }\n' >"$data_ws/definitions/orders.sqlx"
+cat >"$data_ws/definitions/order_view.sqlx" <<'EOF'
+config { type: "view" }
+SELECT id, name, STRUCT(name AS n) AS buyer, [id, id + 1] AS ids, CAST(NULL AS STRING) AS nothing
+FROM ${ref("orders")}
+ORDER BY id
+EOF
+cat >"$data_ws/.vscode/settings.json" <<EOF
+{
+  "dfd.metadata.source": "bigquery",
+  "dfd.bigquery.endpoint": "http://127.0.0.1:$emu_port"
+}
+EOF
+
 # --- code-server sessions -----------------------------------------------------------
 free_port() {
   node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
@@ -344,7 +397,7 @@ EOF
 }
 
 if [[ ${DFD_E2E_ONLY:-} != nobin ]]; then
-  session main "$vsix" "project,nodataform,nocore" "$main_ws,$ws/not_dataform,$ws/no_core"
+  session main "$vsix" "project,nodataform,nocore,data" "$main_ws,$ws/not_dataform,$ws/no_core,$data_ws"
 fi
 if [[ ${DFD_E2E_ONLY:-} != main ]]; then
   session nobin "$vsix_nobin" "nobinary" "$nobin_ws"
