@@ -87,6 +87,12 @@ func (s *Server) CodeAction(ctx context.Context, params *protocol.CodeActionPara
 		return nil, err
 	}
 	var out []protocol.CommandOrCodeAction
+	if wantsDocumentColumns(params.Context.Only) {
+		off := f.m.OffsetUTF16(int(params.Range.Start.Line), int(params.Range.Start.Character))
+		if ca := s.documentColumns(ctx, f, off); ca != nil {
+			out = append(out, ca)
+		}
+	}
 	if only := params.Context.Only; len(only) > 0 {
 		wanted := false
 		for _, k := range only {

@@ -103,7 +103,7 @@ func (s *Server) Initialize(ctx context.Context, params *protocol.InitializePara
 			CodeLensProvider: &protocol.CodeLensOptions{},
 			RenameProvider:   &protocol.RenameOptions{PrepareProvider: &yes},
 			CodeActionProvider: &protocol.CodeActionOptions{
-				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix},
+				CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindRefactorRewrite},
 			},
 			DocumentLinkProvider: &protocol.DocumentLinkOptions{},
 			FoldingRangeProvider: protocol.Boolean(true),
