@@ -8,6 +8,7 @@ import { showLineage } from "./lineage";
 import { isPreviewable, PreviewPanel } from "./previewPanel";
 import { RowsPanel } from "./rowsPanel";
 import { consoleTableUrl, consoleUrl } from "./rowsView";
+import { cliFor, runCommandLine, RunRequest } from "./runCli";
 import type { PreviewResult } from "./protocol_gen";
 import { ServerManager } from "./server";
 import { needsRestart } from "./settings";
@@ -62,6 +63,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("dfd.previewTableData", () => previewData(rows, undefined, undefined, "table")),
     vscode.commands.registerCommand("dfd.openInBigQuery", (uriArg?: unknown, target?: unknown) => openInBigQuery(srv, uriArg, target)),
     vscode.commands.registerCommand("dfd.openQueryInBigQuery", (uriArg?: unknown, target?: unknown) => openQueryInBigQuery(srv, uriArg, target)),
+    // Runs delegated to the project's official CLI, in a terminal.
+    vscode.commands.registerCommand("dfd.runAction", (uriArg?: unknown, target?: unknown) => runWithCli(srv, uriArg, target, "action")),
+    vscode.commands.registerCommand("dfd.runActionWithDeps", (uriArg?: unknown, target?: unknown) => runWithCli(srv, uriArg, target, "deps")),
+    vscode.commands.registerCommand("dfd.runTag", (uriArg?: unknown, target?: unknown) => runWithCli(srv, uriArg, target, "tag")),
     vscode.commands.registerCommand("dfd.showDependents", async (uriArg?: unknown, pos?: LspPosition, target?: unknown) => {
       const uri = toUri(uriArg);
       const client = srv.client;
@@ -162,6 +167,53 @@ async function openQueryInBigQuery(srv: ServerManager, uriArg: unknown, target: 
   await vscode.env.clipboard.writeText(text);
   await vscode.env.openExternal(vscode.Uri.parse(consoleUrl(a.target.database), true));
   void vscode.window.showInformationMessage(`Dataform: the compiled SQL of ${targetString(a.target)} is on the clipboard: paste it into a new query in BigQuery's console.`);
+}
+
+/**
+ * Runs the action at hand (or one of its tags) with the project's own
+ * `dataform run` in a terminal, after the user confirmed: dfd itself never
+ * executes pipelines.
+ */
+async function runWithCli(srv: ServerManager, uriArg: unknown, target: unknown, what: "action" | "deps" | "tag"): Promise<void> {
+  const uri = toUri(uriArg) ?? vscode.window.activeTextEditor?.document.uri;
+  if (!uri || !srv.isRunning()) {
+    void vscode.window.showInformationMessage("Dataform: open a file of a Dataform project (with the dfd server running) first.");
+    return;
+  }
+  const r = await srv.sendRequest<PreviewResult>("dfd/preview", { textDocument: { uri: uri.toString() }, jit: false });
+  const a = await pickAction(srv, uri, target, false);
+  if (!a) return;
+  const req: RunRequest = { cli: [] };
+  if (what === "tag") {
+    const tags = [...new Set((r.actions ?? []).flatMap((x) => x.tags ?? []))];
+    const tag = tags.length
+      ? await vscode.window.showQuickPick(tags, { placeHolder: "Run the actions with which tag?" })
+      : await vscode.window.showInputBox({ prompt: "Run the actions with tag" });
+    if (!tag) return;
+    req.tags = [tag];
+  } else {
+    req.actions = [targetString(a.target)];
+    req.includeDeps = what === "deps";
+  }
+  const root = vscode.Uri.parse(r.project);
+  let local = false;
+  try {
+    await vscode.workspace.fs.stat(vscode.Uri.joinPath(root, "node_modules", ".bin", "dataform"));
+    local = true;
+  } catch {
+    local = false;
+  }
+  req.cli = cliFor(local, r.coreVersion);
+  const line = runCommandLine(req);
+  const ok = await vscode.window.showWarningMessage(
+    `Run \`${line}\`? The official Dataform CLI executes it in BigQuery (dfd does not run pipelines itself).`,
+    { modal: true },
+    "Run",
+  );
+  if (ok !== "Run") return;
+  const term = vscode.window.createTerminal({ name: "Dataform run", cwd: root });
+  term.show();
+  term.sendText(line);
 }
 
 export async function deactivate(): Promise<void> {
