@@ -27,9 +27,10 @@ command("DfdGraph", "dfd.graph", "command", { nargs = "?", desc = "dfd: upstream
 command("DfdLineage", "dfd.lineage", "command", { nargs = "?", desc = "dfd: lineage of the column under the cursor [column]" })
 command("DfdStatus", "dfd.status", "command", { desc = "dfd: status of each project" })
 command("DfdRefreshMetadata", "dfd.status", "refresh", { desc = "dfd: read the metadata source again" })
--- :DfdCost and :DfdRows (dfd/cost, dfd/rows: issue 26, the warehouse loop)
--- belong here, each with its own lua/dfd/ module; they come with the
--- server's requests and are not implemented yet.
+command("DfdRows", "dfd.rows", "command", {
+  nargs = "?", complete = function() return { "query", "table" } end,
+  desc = "dfd: rows of the action under the cursor: its query's, or [table] its built table's",
+})
 
 -- Code lens commands (vim.lsp.codelens.run) and dfd/previewChanged, for
 -- every dfd client, however it was started.

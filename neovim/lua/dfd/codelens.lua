@@ -2,7 +2,11 @@
 -- (lsp/code_lens.go), registered in vim.lsp.commands so that
 -- vim.lsp.codelens.run() runs them: "Preview SQL" and "⚡ JiT"
 -- (dfd.showPreview) open :DfdPreview's view of that action, "N dependents"
--- (dfd.showDependents) lists them in the quickfix list.
+-- (dfd.showDependents) lists them in the quickfix list; with the BigQuery
+-- metadata source, "Preview data" (dfd.previewData) opens :DfdRows's view
+-- of the action and "Open in BigQuery" (dfd.openInBigQuery) opens its
+-- table in BigQuery's console (vim.ui.open, 0.10+) or, before 0.10, puts
+-- the address in the unnamed register and says it.
 local dfd = require("dfd")
 
 local M = {}
@@ -21,6 +25,22 @@ M.commands = {
     local client = client_of(ctx)
     if client then
       require("dfd.preview").show(client, command.arguments[1], command.arguments[2])
+    end
+  end,
+  -- arguments: the file's URI, the action's target, "query" or "table".
+  ["dfd.previewData"] = function(command)
+    local t = command.arguments[2] or {}
+    local name = table.concat(vim.tbl_filter(function(x) return x and x ~= "" end, { t.database, t.schema, t.name }), ".")
+    require("dfd.rows").show(command.arguments[3] == "table" and "table" or "query", false, name)
+  end,
+  -- arguments: the file's URI, the action's target.
+  ["dfd.openInBigQuery"] = function(command)
+    local url = require("dfd.rows").table_url(command.arguments[2] or {})
+    if vim.ui.open then
+      vim.ui.open(url)
+    else
+      vim.fn.setreg('"', url)
+      dfd.notify(url .. " (in the unnamed register)")
     end
   end,
   -- arguments: the file's URI, the position of the action, its target.
