@@ -964,11 +964,11 @@ async function scenarioNoBinary(page, folder) {
 // rows as the emulator computed them — types, NULL, STRUCT and ARRAY.
 async function scenarioData(page, folder) {
   const name = path.basename(folder);
-  await step(page, "k. project on BigQuery (the emulator): status bar shows it", async () => {
+  await step(page, "m. project on BigQuery (the emulator): status bar shows it", async () => {
     await openFolder(page, folder);
     return waitFor(`status bar "dfd: ${name}"`, () => statusText(page), (t) => !!t && t.includes(`dfd: ${name}`), { timeout: 120000 });
   });
-  await step(page, "k. open order_view.sqlx: Preview data and Open in BigQuery code lenses", async () => {
+  await step(page, "m. open order_view.sqlx: Preview data and Open in BigQuery code lenses", async () => {
     await quickOpen(page, "order_view.sqlx");
     await waitFor("editor text", () => editorText(page), (t) => !!t && t.includes("STRUCT("));
     return waitFor(
@@ -978,7 +978,7 @@ async function scenarioData(page, folder) {
       { timeout: 90000 },
     );
   });
-  await step(page, "k. Preview data opens the Dataform Data panel with the emulator's rows", async () => {
+  await step(page, "m. Preview data opens the Dataform Data panel with the emulator's rows", async () => {
     await focusEditor(page);
     await runCommand(page, "Dataform: Preview Data (Run the Action's Query)");
     const r = await waitFor(
