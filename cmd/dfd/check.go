@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -52,7 +50,7 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	offlineOnly := fs.Bool("offline", false, "use no warehouse metadata but --metadata's: never connect to BigQuery")
 	endpoint := fs.String("endpoint", "", "BigQuery API endpoint, e.g. an emulator (default $DFD_BIGQUERY_ENDPOINT, else Google's)")
 	credsFile := fs.String("credentials", "", "service-account key or .df-credentials.json (default: the project's .df-credentials.json, else Application Default Credentials)")
-	asJSON := fs.Bool("json", false, "print the findings as a JSON array")
+	report := addReportFlags(fs, true)
 	verbose := fs.Bool("verbose", false, "also print the statements dfd did not analyse, and why (hints)")
 	noJit := fs.Bool("no-jit", false, "do not run JiT actions' code to analyse the SQL it produces")
 	timeout := fs.String("timeout", "", "time allowed for compilation, e.g. 30s, 2m (default 60s, as the CLI)")
@@ -63,13 +61,14 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	billing := fs.String("billing", billingOnDemand, "billing model for --cost: on-demand (bytes and dollars) or capacity (bytes only)")
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: dfd check [DIR] [--metadata FILE | --offline] [--allow-unchecked] [--json] [--cost] [compile flags]")
+		fmt.Fprintln(env.stderr, "Usage: dfd check [DIR] [--metadata FILE | --offline] [--allow-unchecked] [--format text|json|github|sarif] [--fail-on error|warning] [--cost] [compile flags]")
 		fmt.Fprintln(env.stderr, "Compiles the project in DIR (default: the current directory) and analyses every")
 		fmt.Fprintln(env.stderr, "action's SQL with GoogleSQL, BigQuery's analyzer, against the warehouse's schemas")
 		fmt.Fprintln(env.stderr, "and the schemas the project's own actions produce. Prints")
 		fmt.Fprintln(env.stderr, "  file:line:column: severity: message (action)")
-		fmt.Fprintln(env.stderr, "(1-based; columns in UTF-16 code units). Exit status: 0 clean; 1 errors")
-		fmt.Fprintln(env.stderr, "(compilation errors included) or dfd failed; 2 usage; 3 could not check:")
+		fmt.Fprintln(env.stderr, "(1-based; columns in UTF-16 code units), or JSON, GitHub annotations or SARIF")
+		fmt.Fprintln(env.stderr, "(--format). Exit status: 0 clean; 1 errors (compilation errors included; with")
+		fmt.Fprintln(env.stderr, "--fail-on warning, warnings too) or dfd failed; 2 usage; 3 could not check:")
 		fmt.Fprintln(env.stderr, "statements were not analysed because BigQuery could not answer (credentials")
 		fmt.Fprintln(env.stderr, "refused, unreachable, timed out) or there is no metadata (--offline without")
 		fmt.Fprintln(env.stderr, "--metadata); each cause is printed first. --allow-unchecked makes that 0.")
@@ -86,6 +85,11 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "dfd check: one project directory expected, got %d\n", len(pos))
 		return exitUsage
 	}
+	if err := report.resolve(); err != nil {
+		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
+		return exitUsage
+	}
+	asJSON := report.format == reportJSON
 	dirArg := "."
 	if len(pos) == 1 {
 		dirArg = pos[0]
@@ -221,7 +225,22 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 			fmt.Fprintf(env.stderr, "dfd check: cost not available: %s\n", cost.Reason)
 		}
 	}
-	if *asJSON {
+	// The exit status first: SARIF's invocation records it.
+	code := exitOK
+	switch {
+	case report.fails(errorsSeen, warnings):
+		code = exitFindings
+	case unchecked > 0 && !*allowUnchecked:
+		code = exitUnchecked
+	}
+	// Why the check could not look is said in every format: in GitHub's
+	// and SARIF's too, a green run must not hide it.
+	causeLevel := "error"
+	if *allowUnchecked {
+		causeLevel = "warning"
+	}
+	switch report.format {
+	case reportJSON:
 		if findings == nil {
 			findings = []checkFinding{}
 		}
@@ -233,33 +252,53 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 				Cost     *costReport    `json:"cost"`
 			}{findings, cost}
 		}
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
+		if err := writeJSON(env.stdout, v); err != nil {
 			fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
 			return 1
 		}
-		_, _ = env.stdout.Write(append(b, '\n'))
-	} else {
+	case reportGitHub:
+		sortFindings(findings)
+		printGitHub(env.stdout, findings, reportBase(dir), *verbose)
+		for _, c := range causes {
+			printGitHubNotice(env.stdout, causeLevel, "dfd check could not check", fmt.Sprintf("%d statement(s) not checked: %s", c.statements, c.line))
+		}
+		// The cost table is plain lines, which the runner shows as log.
+		if cost != nil && cost.Available {
+			printCost(env.stdout, cost)
+		}
+	case reportSARIF:
+		sortFindings(findings)
+		var notes []sarifNotification
+		for _, c := range causes {
+			notes = append(notes, sarifNotification{Level: causeLevel, Message: sarifText{fmt.Sprintf("%d statement(s) not checked: %s", c.statements, c.line)}})
+		}
+		if err := writeJSON(env.stdout, sarifReport(findings, reportBase(dir), *verbose, notes, code)); err != nil {
+			fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
+			return 1
+		}
+		// SARIF has no place for it: on stderr, stdout stays the log.
+		if cost != nil && cost.Available {
+			printCost(env.stderr, cost)
+		}
+	default:
 		printFindings(env.stdout, findings, *verbose)
 		if cost != nil && cost.Available {
 			printCost(env.stdout, cost)
 		}
 	}
 	fmt.Fprintf(env.stderr, "dfd check: %d statement(s) analysed, %d not%s; %d error(s), %d warning(s)\n",
-		out.Analysed, out.Skipped, map[bool]string{true: " (--verbose says why)", false: ""}[out.Skipped > 0 && !*verbose && !*asJSON], errorsSeen, warnings)
+		out.Analysed, out.Skipped, map[bool]string{true: " (--verbose says why)", false: ""}[out.Skipped > 0 && !*verbose && !asJSON], errorsSeen, warnings)
 	if n := syntaxSkipped(out); n > 0 {
 		fmt.Fprintf(env.stderr, "dfd check: GoogleSQL's parser does not take %d of the statements not analysed, which BigQuery may run (--verbose says where)\n", n)
 	}
 	switch {
-	case errorsSeen > 0:
-		return exitFindings
+	case code == exitFindings:
 	case unchecked > 0 && *allowUnchecked:
 		fmt.Fprintf(env.stderr, "dfd check: %d statement(s) could not be checked; accepted (--allow-unchecked)\n", unchecked)
 	case unchecked > 0:
 		fmt.Fprintf(env.stderr, "dfd check: could not check %d statement(s) (exit status 3; --allow-unchecked accepts that)\n", unchecked)
-		return exitUnchecked
 	}
-	return exitOK
+	return code
 }
 
 // syntaxSkipped counts the statements not analysed because GoogleSQL's
@@ -300,16 +339,7 @@ func compileFindings(root, settingsRel string, res *compile.Result, read func(st
 }
 
 func printFindings(w io.Writer, findings []checkFinding, hints bool) {
-	sort.SliceStable(findings, func(i, j int) bool {
-		a, b := findings[i], findings[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Column < b.Column
-	})
+	sortFindings(findings)
 	for _, f := range findings {
 		if f.Severity == "hint" && !hints {
 			continue

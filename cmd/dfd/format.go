@@ -28,13 +28,15 @@ func runFormat(ctx context.Context, env *cmdEnv, args []string) int {
 	fset := newFlagSet("format", env.stderr)
 	check := fset.Bool("check", false, "change nothing: list the files that formatting would change and exit 1 if there are any")
 	quiet := fset.Bool("quiet", false, "do not report the parts left as written")
+	report := addReportFlags(fset, false)
 	fset.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: dfd format [--check] [--quiet] [PATHS…]")
+		fmt.Fprintln(env.stderr, "Usage: dfd format [--check] [--quiet] [--format text|json|github|sarif] [--fail-on error|warning] [PATHS…]")
 		fmt.Fprintln(env.stderr, "Formats the SQL of .sqlx files (the query, pre_operations and post_operations) with")
 		fmt.Fprintln(env.stderr, "GoogleSQL's formatter; ${…} placeholders, config and js blocks stay as written.")
 		fmt.Fprintln(env.stderr, "PATHS are files or directories (default: the current directory; node_modules and")
 		fmt.Fprintln(env.stderr, "hidden directories are skipped). SQL that cannot be formatted safely is left as")
-		fmt.Fprintln(env.stderr, "written, with a message.")
+		fmt.Fprintln(env.stderr, "written, with a message. --format other than text needs --check; --fail-on warning")
+		fmt.Fprintln(env.stderr, "also fails (exit 1) on parts left as written.")
 		fset.PrintDefaults()
 	}
 	paths, err := parseInterspersed(fset, args)
@@ -44,9 +46,23 @@ func runFormat(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 		return 2
 	}
+	if err := report.resolve(); err != nil {
+		fmt.Fprintf(env.stderr, "dfd format: %v\n", err)
+		return 2
+	}
+	if report.format != reportText && !*check {
+		fmt.Fprintf(env.stderr, "dfd format: --format %s reports findings and needs --check\n", report.format)
+		return 2
+	}
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
+	text := report.format == reportText
+	// findings are what --format json, github and sarif print: each file
+	// that would change (an error) and each part left as written (a
+	// warning), named as given or relative to the working directory.
+	var findings []checkFinding
+	leftAsWritten := 0
 	files, skipped, err := sqlxFiles(paths)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dfd format: %v\n", err)
@@ -71,17 +87,28 @@ func runFormat(ctx context.Context, env *cmdEnv, args []string) int {
 			fmt.Fprintf(env.stderr, "dfd format: %s: %v\n", f, err)
 			return 2
 		}
-		if !*quiet {
-			for _, p := range res.Problems {
-				fmt.Fprintf(env.stderr, "%s:%d: %s\n", f, p.Line, p.Message)
+		leftAsWritten += len(res.Problems)
+		for _, p := range res.Problems {
+			if text {
+				if !*quiet {
+					fmt.Fprintf(env.stderr, "%s:%d: %s\n", f, p.Line, p.Message)
+				}
+				continue
 			}
+			findings = append(findings, checkFinding{File: reportName(f), Line: p.Line, Column: 1, EndLine: p.Line, Severity: "warning", Message: p.Message, Code: "format-left-as-written"})
 		}
 		if !res.Changed || bytes.Equal(res.Text, src) {
 			continue
 		}
 		changed++
 		if *check {
-			fmt.Fprintln(env.stdout, f)
+			if text {
+				fmt.Fprintln(env.stdout, f)
+			} else {
+				line := firstChangedLine(src, res.Text)
+				findings = append(findings, checkFinding{File: reportName(f), Line: line, Column: 1, EndLine: line, Severity: "error",
+					Message: "not formatted: `dfd format " + f + "` would change it from this line on", Code: "unformatted"})
+			}
 			if code == 0 {
 				code = 1
 			}
@@ -97,7 +124,55 @@ func runFormat(ctx context.Context, env *cmdEnv, args []string) int {
 	if *check && changed > 0 {
 		fmt.Fprintf(env.stderr, "%d of %d file(s) would be reformatted\n", changed, len(files))
 	}
+	if code == 0 && report.fails(0, leftAsWritten) {
+		fmt.Fprintf(env.stderr, "dfd format: %d part(s) left as written (--fail-on warning)\n", leftAsWritten)
+		code = 1
+	}
+	switch report.format {
+	case reportJSON:
+		if findings == nil {
+			findings = []checkFinding{}
+		}
+		sortFindings(findings)
+		if err := writeJSON(env.stdout, findings); err != nil {
+			fmt.Fprintf(env.stderr, "dfd format: %v\n", err)
+			return 2
+		}
+	case reportGitHub:
+		sortFindings(findings)
+		printGitHub(env.stdout, findings, "", false)
+	case reportSARIF:
+		sortFindings(findings)
+		if err := writeJSON(env.stdout, sarifReport(findings, "", false, nil, code)); err != nil {
+			fmt.Fprintf(env.stderr, "dfd format: %v\n", err)
+			return 2
+		}
+	}
 	return code
+}
+
+// reportName is a file's name in dfd format's findings: relative to the
+// working directory when it is under it (GitHub places annotations by
+// repository path), else as given; slash-separated.
+func reportName(path string) string {
+	if filepath.IsAbs(path) {
+		if wd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
+				path = rel
+			}
+		}
+	}
+	return filepath.ToSlash(path)
+}
+
+// firstChangedLine is the 1-based line of the first byte where formatted
+// differs from src: where an annotation should point.
+func firstChangedLine(src, formatted []byte) int {
+	n := 0
+	for n < len(src) && n < len(formatted) && src[n] == formatted[n] {
+		n++
+	}
+	return bytes.Count(src[:n], []byte("\n")) + 1
 }
 
 // sqlxFiles are the .sqlx files of paths: files as given (whatever their

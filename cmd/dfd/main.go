@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -18,8 +19,37 @@ import (
 	"github.com/dfdtools/dfd/jit"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version and commit are set at build time (scripts/release.sh):
+// -ldflags "-X main.version=… -X main.commit=…". A binary built by
+// `go install …/cmd/dfd@vX` without them takes the module's version from
+// its build information (buildVersion).
+var (
+	version = "dev"
+	commit  = ""
+)
+
+func init() { version, commit = buildVersion(version, commit) }
+
+// buildVersion fills what -ldflags left unset from the binary's build
+// information: the main module's version (set by `go install …@vX`) and
+// the VCS revision (when built with -buildvcs).
+func buildVersion(v, c string) (string, string) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v, c
+	}
+	if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	if c == "" {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				c = s.Value
+			}
+		}
+	}
+	return v, c
+}
 
 type command struct {
 	name    string
@@ -177,7 +207,13 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run `dfd <command> --help` for a command's flags.")
 }
 
+// runVersion prints `dfd VERSION`, and ` (commit HASH)` when the commit
+// is known.
 func runVersion(_ context.Context, env *cmdEnv, _ []string) int {
+	if commit != "" {
+		fmt.Fprintf(env.stdout, "dfd %s (commit %s)\n", version, commit)
+		return 0
+	}
 	fmt.Fprintf(env.stdout, "dfd %s\n", version)
 	return 0
 }
