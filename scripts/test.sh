@@ -13,7 +13,8 @@ log() { printf '==> %s\n' "$*" >&2; }
 
 # Debian packages: protoc regenerates the protobuf code for the staleness
 # check; the race detector needs cgo, hence a C compiler and libc's headers.
-apt_pkgs=(protobuf-compiler gcc libc6-dev)
+# pre-commit runs the hooks of .pre-commit-hooks.yaml in their test.
+apt_pkgs=(protobuf-compiler gcc libc6-dev pre-commit)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
