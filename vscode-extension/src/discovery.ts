@@ -26,12 +26,24 @@ export type DiscoveryResult =
   | { ok: true; command: string; source: DiscoverySource; detail: string }
   | { ok: false; message: string; reason: "setting-missing" | "setting-not-executable" | "setting-directory" | "not-found" };
 
-/** Where a bundled binary lives inside the extension, for this platform. */
+/**
+ * The platforms a platform .vsix is built for (`vsce package --target T`,
+ * scripts/package.sh --target T): VS Code's target names, which are Node's
+ * process.platform-process.arch.
+ */
+export const BUNDLED_TARGETS = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64", "win32-arm64"];
+
+/**
+ * Where a bundled binary lives inside the extension, for this platform:
+ * bin/<target>/dfd (dfd.exe on Windows). A platform .vsix carries only its
+ * own target's; the generic .vsix none.
+ */
 export function bundledBinaryPath(extensionPath: string, platform: string = process.platform, arch: string = process.arch): string | undefined {
-  if (platform === "linux" && arch === "x64") {
-    return path.join(extensionPath, "bin", "linux-x64", "dfd");
+  const target = `${platform}-${arch}`;
+  if (!BUNDLED_TARGETS.includes(target)) {
+    return undefined;
   }
-  return undefined;
+  return path.join(extensionPath, "bin", target, platform === "win32" ? "dfd.exe" : "dfd");
 }
 
 /** Expands `~/` and resolves a relative path against the first workspace folder. */

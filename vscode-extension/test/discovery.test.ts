@@ -44,8 +44,17 @@ describe("server discovery", () => {
     const onPath = exe(path.join(tmp, "path1", "dfd"));
     const r = discoverServer({ ...base(), platform: "darwin", arch: "arm64", envPath: path.join(tmp, "path1") });
     assert.deepEqual(r.ok && [r.source, r.command], ["path", onPath]);
-    assert.equal(bundledBinaryPath("/x", "darwin", "arm64"), undefined);
-    assert.equal(bundledBinaryPath("/x", "linux", "x64"), "/x/bin/linux-x64/dfd");
+    assert.equal(bundledBinaryPath("/x", "aix", "ppc64"), undefined);
+    assert.equal(bundledBinaryPath("/x", "linux", "ia32"), undefined);
+    assert.equal(bundledBinaryPath("/x", "linux", "x64"), path.join("/x", "bin", "linux-x64", "dfd"));
+  });
+
+  it("looks for each platform .vsix's own binary", () => {
+    const b = exe(path.join(tmp, "ext", "bin", "darwin-arm64", "dfd"));
+    const r = discoverServer({ ...base(), platform: "darwin", arch: "arm64", envPath: "" });
+    assert.deepEqual(r.ok && [r.source, r.command], ["bundled", b]);
+    assert.equal(bundledBinaryPath("/x", "win32", "x64"), path.join("/x", "bin", "win32-x64", "dfd.exe"));
+    assert.equal(bundledBinaryPath("/x", "linux", "arm64"), path.join("/x", "bin", "linux-arm64", "dfd"));
   });
 
   it("falls back to PATH when the bundled binary is absent or not executable", () => {
