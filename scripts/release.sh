@@ -11,8 +11,10 @@
 #   dist/npm/dfd-<os>-<cpu>/       the npm package @dfdtools/dfd-<os>-<cpu>
 #                                  holding it (npm's names: x64, arm64,
 #                                  win32), and dist/npm/dfd/, the dfd
-#                                  package whose bin finds it (npm/README.md)
-# and dist/SHA256SUMS (sha256sum's format, of every dist/dfd-* binary) and
+#                                  package whose bin finds it (npm/dfd/README.md)
+# with DFD_RELEASE_VSIX=1, dist/dfd-dataform-<os>-<cpu>-VERSION.vsix, the
+# VS Code extension for that platform with the binary inside; and
+# dist/SHA256SUMS (sha256sum's format, of every binary and .vsix) and
 # dist/CHANGELOG.md (this version's section: the commit subjects since the
 # previous v* tag).
 #
@@ -22,7 +24,7 @@
 # DFD_RELEASE_CHECK_REPRO=1 builds linux/amd64 a second time from a copy of
 # the tree at another path and fails if a byte differs.
 #
-# Environment: DIST (default dist), DFD_RELEASE_PLATFORMS, DFD_RELEASE_COMMIT
+# Environment: DIST (default dist), DFD_RELEASE_PLATFORMS, DFD_RELEASE_VSIX, DFD_RELEASE_COMMIT
 # (default: git rev-parse HEAD, with -dirty when tracked files changed;
 # "unknown" outside git), DFD_RELEASE_CHECK_REPRO.
 # Exit status: 0 done; 1 a build or check failed; 2 bad usage.
@@ -97,8 +99,23 @@ fi
 # platform package of this version.
 bash npm/make-main.sh "$version" "$dist/npm/dfd"
 
+# The platform .vsix files (vsce package --target), each with its binary:
+# vscode-extension/scripts/package.sh runs npm ci, the extension's build
+# and unit tests each time, so only on request.
+if [[ ${DFD_RELEASE_VSIX:-} == 1 ]]; then
+  for p in $platforms; do
+    os=${p%/*} arch=${p#*/}
+    exe=; [[ $os == windows ]] && exe=.exe
+    target=$(npm_os "$os")-$(npm_cpu "$arch")
+    log "packaging the VS Code extension for $target"
+    OUT=$dist/dfd-dataform-$target-$version.vsix bash vscode-extension/scripts/package.sh \
+      --target "$target" --binary "$dist/dfd-$os-$arch$exe" >/dev/null
+    bins+=("dfd-dataform-$target-$version.vsix")
+  done
+fi
+
 (cd "$dist" && sha256sum "${bins[@]}" >SHA256SUMS)
-log "SHA256SUMS: ${#bins[@]} binaries"
+log "SHA256SUMS: ${#bins[@]} files"
 
 # The changelog section: commit subjects since the previous release tag.
 prev=$(git describe --tags --abbrev=0 --match 'v[0-9]*' HEAD 2>/dev/null || true)
