@@ -154,10 +154,22 @@ if [[ -n ${DFD_E2E_VSIX:-} ]]; then
   vsix=$DFD_E2E_VSIX
 else
   log "packaging the extension with the bundled dfd"
-  vsix=$(package "$tmp/dfd-bundled.vsix" --binary "$tmp/bin/dfd") || die "packaging the extension with --binary failed"
+  vsix=$(package "$tmp/dfd-bundled.vsix" --target linux-x64 --binary "$tmp/bin/dfd") || die "packaging the extension with --binary failed"
 fi
 if [[ ${DFD_E2E_ONLY:-} != nobin ]] && ! has_entry "$vsix" '^extension/bin/linux-x64/dfd$'; then
   die "$vsix has no bundled extension/bin/linux-x64/dfd (is bin/ excluded by vscode-extension/.vscodeignore?)"
+fi
+# The bundled package is the platform .vsix a release ships for linux-x64
+# (vsce package --target linux-x64).
+if [[ ${DFD_E2E_ONLY:-} != nobin ]]; then
+  manifest=$(unzip -p "$vsix" extension.vsixmanifest 2>/dev/null) || die "$vsix has no extension.vsixmanifest"
+  grep -q 'TargetPlatform="linux-x64"' <<<"$manifest" || die "$vsix is not a linux-x64 platform .vsix (no TargetPlatform in its manifest)"
+fi
+# code-server's PATH (see session) has no dfd: the bundled one is the
+# only dfd the main session can find, and no workspace there sets dfd.path.
+session_path="$(dirname "$(command -v node)"):/usr/local/bin:/usr/bin:/bin"
+if found=$(PATH=$session_path command -v dfd); then
+  die "a dfd is on code-server's PATH ($found): the test would not show that the bundled one suffices"
 fi
 if [[ -n ${DFD_E2E_VSIX_NOBIN:-} ]]; then
   vsix_nobin=$DFD_E2E_VSIX_NOBIN
@@ -329,7 +341,7 @@ session() {
 EOF
   local -a env=(env "HOME=$home" "XDG_CONFIG_HOME=$tmp/$name/xdg-config" "XDG_DATA_HOME=$tmp/$name/xdg-data"
     "XDG_CACHE_HOME=$tmp/$name/xdg-cache" "XDG_STATE_HOME=$tmp/$name/xdg-state" "TMPDIR=$tmp/$name/tmp"
-    "PATH=$(dirname "$(command -v node)"):/usr/local/bin:/usr/bin:/bin")
+    "PATH=$session_path")
   printf 'auth: none\ncert: false\n' >"$tmp/$name/config.yaml"
   local -a common=(--user-data-dir "$ud" --extensions-dir "$ed")
   log "[$name] installing $(basename "$pkg")"
