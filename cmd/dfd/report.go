@@ -186,7 +186,7 @@ var rules = []rule{
 	{"unknown-column", "UnknownColumn", "A column the tables read do not have",
 		"The SQL names a column that none of the tables it reads has, according to the warehouse's schemas (the --metadata snapshot or BigQuery) and the schemas the project's own actions produce. BigQuery would reject the statement. The message names the closest column when there is one.", "error"},
 	{"unknown-table", "UnknownTable", "A table that does not exist",
-		"The SQL reads a table that neither the warehouse nor the project has. BigQuery would reject the statement: check the name, or the declaration of the source.", "error"},
+		"The SQL reads a table that neither the warehouse nor the project has. BigQuery would reject the statement: check the name, or the declaration of the source. A warning when only a --metadata snapshot says the table does not exist: a snapshot may be partial.", "error"},
 	{"unknown-function", "UnknownFunction", "A function BigQuery does not have",
 		"The SQL calls a function that is neither one of BigQuery's nor a persistent or temporary function known to dfd. BigQuery would reject the statement.", "error"},
 	{"type-mismatch", "TypeMismatch", "Arguments or operands of the wrong type",
