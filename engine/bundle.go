@@ -29,6 +29,9 @@ type Bundle struct {
 	// program's function takes after the CommonJS names.
 	split  *goja.Program
 	digest string // of the bundle's bytes: keys the transpile cache
+	// incremental is set when core's main() has the hooks of
+	// incremental compiles (incremental.go).
+	incremental bool
 }
 
 // bundleKey is what a bundle.js on disk is as far as its stat says.
@@ -168,6 +171,7 @@ func compileBundleNatives(path, version string, natives bool) (*Bundle, error) {
 // LoadBundleNotify).
 func compileBundleSource(path, version string, src []byte, natives bool, compiling func(digest string)) (*Bundle, error) {
 	code, sqlx := patchBundle(version, src, natives)
+	code, incr := patchIncremental(code)
 	digest := contentKey(version, src)
 	if sqlx != SQLXInCore {
 		// Go's lexer follows JavaScript where goja's regexps do not (see
@@ -180,7 +184,7 @@ func compileBundleSource(path, version string, src []byte, natives bool, compili
 	}
 	if s, ok := splitBundle(code); ok {
 		if prog, mod, err := compileSplit(path, s); err == nil {
-			return &Bundle{Version: version, Path: path, program: prog, split: mod, digest: digest}, nil
+			return &Bundle{Version: version, Path: path, program: prog, split: mod, digest: digest, incremental: incr}, nil
 		}
 		// Not the expected shape, or a damaged bundle: the whole
 		// compile below says what is wrong with it.
@@ -189,7 +193,7 @@ func compileBundleSource(path, version string, src []byte, natives bool, compili
 	if err != nil {
 		return nil, &BundleError{Path: path, Version: version, Err: err}
 	}
-	return &Bundle{Version: version, Path: path, program: prog, digest: digest}, nil
+	return &Bundle{Version: version, Path: path, program: prog, digest: digest, incremental: incr}, nil
 }
 
 // patchBundle applies the rewrites that version's bundle source needs

@@ -38,6 +38,12 @@ type loader struct {
 
 	modules map[string]*goja.Object // absolute filename → module object
 	stats   map[string]statResult   // root-relative path → what Stat said, for this request
+
+	// loads counts modules run (incremental.js tells from it whether a
+	// definitions file loaded other modules); onRead, when set, is told
+	// every file read (incremental.go keeps their digests).
+	loads  int
+	onRead func(name string, content []byte)
 }
 
 // statResult is a remembered Stat. Module resolution stats the same paths
@@ -143,6 +149,9 @@ func (l *loader) loadAsDirectory(p string) (string, error) {
 	}
 	if r, ok := l.rel(path.Join(p, "package.json")); ok {
 		if b, err := l.files.ReadFile(r); err == nil {
+			if l.onRead != nil {
+				l.onRead(r, b)
+			}
 			var pkg struct {
 				Main string `json:"main"`
 			}
@@ -280,6 +289,10 @@ func (l *loader) load(file string) (goja.Value, error) {
 	if err != nil {
 		return nil, &moduleError{msg: fmt.Sprintf("Cannot read '%s': %v", r, err)}
 	}
+	if l.onRead != nil {
+		l.onRead(r, raw)
+	}
+	l.loads++
 	text := decodeUTF8(raw)
 
 	module := vm.NewObject()

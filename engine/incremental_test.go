@@ -1,0 +1,209 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/internal/testkit/incrtest"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
+	"github.com/dfdtools/dfd/protos/dataformpb"
+)
+
+// incrRequest is the compile request of root over paths.
+func incrRequest(t testing.TB, root string, paths []string) []byte {
+	t.Helper()
+	req, err := proto.Marshal(&dataformpb.CoreExecutionRequest{Request: &dataformpb.CoreExecutionRequest_Compile{
+		Compile: &dataformpb.CompileExecutionRequest{CompileConfig: &dataformpb.CompileConfig{ProjectDir: root, FilePaths: paths}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// incrDriver compiles a project both ways after every edit.
+type incrDriver struct {
+	t      testing.TB
+	bundle *engine.Bundle
+	root   string
+	kept   *engine.Kept
+	// counts of the incremental side: re-runs of one file, and full compiles
+	// (by reason).
+	incremental int
+	full        map[string]int
+}
+
+func newIncrDriver(t testing.TB, root string) *incrDriver {
+	b, err := engine.LoadBundle(filepath.Join(root, "node_modules/@dataform/core/bundle.js"), testenv.CoreVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &incrDriver{t: t, bundle: b, root: root, full: map[string]int{}}
+}
+
+func (d *incrDriver) runtime() *engine.Runtime {
+	rt, err := d.bundle.NewRuntime(engine.Options{Root: d.root})
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return rt
+}
+
+// compile returns the full compile's response and the incremental side's
+// (which falls back to a full compile that it keeps, as a worker does).
+func (d *incrDriver) compile(paths []string) (full, incr []byte, fullErr, incrErr error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	files, err := engine.OpenDir(d.root)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer files.Close()
+	req := incrRequest(d.t, d.root, paths)
+	// The full compile is one with the hooks of incremental compiles, as
+	// the host's verification runs it: the hooks' frames show in the
+	// stacks of errors thrown through them.
+	full, _, _, fullErr = d.runtime().CompileKeep(ctx, files, req)
+	if d.kept != nil {
+		incr, _, incrErr = d.kept.Recompile(ctx, files, req)
+		if incrErr == nil {
+			d.incremental++
+			return full, incr, fullErr, nil
+		}
+		if !errors.Is(incrErr, engine.ErrNotIncremental) {
+			d.t.Logf("incremental compile failed (a full one follows): %v", incrErr)
+		}
+		d.full[reasonKind(incrErr)]++
+		d.kept = nil
+	} else {
+		d.full["no context"]++
+	}
+	var why string
+	incr, d.kept, why, incrErr = d.runtime().CompileKeep(ctx, files, req)
+	if d.kept == nil && incrErr == nil {
+		d.full["not kept: "+why]++
+	}
+	return full, incr, fullErr, incrErr
+}
+
+func reasonKind(err error) string {
+	s := err.Error()
+	if len(s) > 60 {
+		s = s[:60]
+	}
+	return s
+}
+
+// runEdits makes steps random edits of the project at root and checks
+// after each that the incremental result is the full compile's, byte for
+// byte. It returns the driver for its counts.
+func runEdits(t *testing.T, root string, seed uint64, steps int) *incrDriver {
+	t.Helper()
+	p, err := incrtest.Load(root, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newIncrDriver(t, root)
+	check := func(what string) {
+		t.Helper()
+		full, incr, fullErr, incrErr := d.compile(p.Paths())
+		if fmt.Sprint(fullErr) != fmt.Sprint(incrErr) {
+			t.Fatalf("%s: full compile error %v, incremental %v", what, fullErr, incrErr)
+		}
+		if !bytes.Equal(full, incr) {
+			t.Fatalf("%s: incremental result differs from the full compile's:\n%s", what, graphDiff(t, full, incr))
+		}
+	}
+	check("initial compile")
+	for i := range steps {
+		e, err := p.Step()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("step %d (%s)", i, e))
+	}
+	t.Logf("%s: %d incremental, full: %v", filepath.Base(root), d.incremental, d.full)
+	return d
+}
+
+// graphDiff names the first differing action or error of two responses.
+func graphDiff(t testing.TB, a, b []byte) string {
+	var ra, rb dataformpb.CoreExecutionResponse
+	if err := proto.Unmarshal(a, &ra); err != nil {
+		return err.Error()
+	}
+	if err := proto.Unmarshal(b, &rb); err != nil {
+		return err.Error()
+	}
+	ga, gb := ra.GetCompile().GetCompiledGraph(), rb.GetCompile().GetCompiledGraph()
+	type item struct {
+		key string
+		m   proto.Message
+	}
+	list := func(g *dataformpb.CompiledGraph) []item {
+		var out []item
+		for _, x := range g.GetTables() {
+			out = append(out, item{"table " + x.GetTarget().String(), x})
+		}
+		for _, x := range g.GetOperations() {
+			out = append(out, item{"operation " + x.GetTarget().String(), x})
+		}
+		for _, x := range g.GetAssertions() {
+			out = append(out, item{"assertion " + x.GetTarget().String(), x})
+		}
+		for _, x := range g.GetDeclarations() {
+			out = append(out, item{"declaration " + x.GetTarget().String(), x})
+		}
+		for _, x := range g.GetTests() {
+			out = append(out, item{"test " + x.GetName(), x})
+		}
+		for _, x := range g.GetGraphErrors().GetCompilationErrors() {
+			out = append(out, item{"error " + x.GetFileName(), x})
+		}
+		return out
+	}
+	la, lb := list(ga), list(gb)
+	for i := 0; i < max(len(la), len(lb)); i++ {
+		if i >= len(la) || i >= len(lb) {
+			return fmt.Sprintf("%d items against %d", len(la), len(lb))
+		}
+		if la[i].key != lb[i].key || !proto.Equal(la[i].m, lb[i].m) {
+			return fmt.Sprintf("full: %s %v\nincremental: %s %v", la[i].key, la[i].m, lb[i].key, lb[i].m)
+		}
+	}
+	return "graphs equal as messages; bytes differ"
+}
+
+// incrSteps is how many edits a differential sequence makes: 200, or 40
+// with -short.
+func incrSteps() int {
+	if testing.Short() {
+		return 40
+	}
+	return 200
+}
+
+func TestIncrementalFixtures(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join(testenv.RepoRoot(), "testdata", "projects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			root := testenv.ProjectCopy(t, testenv.Fixture(e.Name()), testenv.CoreVersion)
+			runEdits(t, root, uint64(i+1), incrSteps())
+		})
+	}
+}

@@ -1,0 +1,416 @@
+// Keeps the context of a full compile so that an edit of one definitions
+// file can be compiled by re-running only that file (see incremental.go and
+// docs/architecture.md, "Incremental compiles"). The same source runs in
+// goja and in the Node.js worker.
+//
+// core's main() is patched (patchIncremental) to call two hooks when they
+// exist: __dfdRunFile(file, run) around each definitions file it requires,
+// and __dfdGraphStage(session, encode) before session.compile(). From them
+// this records, per definitions file, the slice of session.actions,
+// session.tests, compilation errors, jitData keys and action-assertion map
+// entries its run produced, and keeps a pristine copy of every action's proto
+// taken before the graph stage mutates them. A rerun puts the session back
+// into the state the full compile had when that file ran, runs it, splices
+// the rest back in, restores the pristine protos, and runs the graph stage
+// and the encoding as main() does.
+//
+// A file whose run reached outside its own actions is marked unsafe, and an
+// edit of it needs a full compile: it set or changed a global, changed a key
+// of an includes object or another global object, called a method of another
+// file's action, loaded a module (other files may share it), or was itself
+// loaded by another file. What cannot be detected here (deep mutation of a
+// shared object) is caught by the host's verification against a full compile.
+//
+// Evaluates to a function of (loadCount) returning the control object; loadCount()
+// says how many modules the host's loader has run so far.
+(function (loadCount) {
+  "use strict";
+  var g = globalThis;
+  var hidden = function (name, value) {
+    Object.defineProperty(g, name, { value: value, writable: true, configurable: true, enumerable: false });
+  };
+
+  var st = {
+    session: null,
+    compile: null, // session.compile() as main() calls it
+    encode: null, // the response's encoding as main() does it
+    prefix: null, // the state before the first definitions file
+    order: [], // definitions files in main()'s order
+    recs: new Map(), // file → record of its run
+    runners: new Map(), // file → main()'s closure that requires it
+    unsafe: new Map(), // file → why an edit of it needs a full compile
+    current: null, // definitions file running, while one runs
+    actionFile: new WeakMap(), // action → file whose run created it
+    wrapped: new WeakSet(), // prototypes whose methods are watched
+    assertionSets: [], // [target, assertion, file] of actionAssertionMap.set
+    pristine: null, // {actions, tests, protos: Map(action → proto)}
+    baseline: null, // global names before main()
+    broken: ""
+  };
+
+  // Names of globals that existed before main(): the host's and the
+  // language's. Objects among them are not scanned key by key.
+  st.baseline = new Set(Object.getOwnPropertyNames(g));
+
+  function unsafe(file, why) {
+    if (!st.unsafe.has(file)) st.unsafe.set(file, why);
+  }
+
+  // snapGlobals records every global's value and, for objects that main()
+  // or user code made global (includes modules among them), their own keys'
+  // values one level down.
+  function snapGlobals() {
+    var names = Object.getOwnPropertyNames(g);
+    var snap = new Map();
+    for (var i = 0; i < names.length; i++) {
+      var n = names[i];
+      if (n === "dataform") continue; // the session: grows with every file
+      var d = Object.getOwnPropertyDescriptor(g, n);
+      var v = d.get || d.value;
+      var keys = null;
+      if (!st.baseline.has(n) && v !== null && typeof v === "object" && !Array.isArray(v)) {
+        keys = [];
+        var ks = Object.keys(v);
+        if (ks.length <= 500) {
+          for (var j = 0; j < ks.length; j++) keys.push(ks[j], v[ks[j]]);
+        }
+      } else if (Array.isArray(v)) {
+        keys = [v.length];
+      }
+      snap.set(n, { v: v, keys: keys });
+    }
+    return snap;
+  }
+
+  function diffGlobals(before) {
+    var after = snapGlobals();
+    if (after.size !== before.size) {
+      var added = [];
+      after.forEach(function (_, n) { if (!before.has(n)) added.push(n); });
+      if (added.length) return "sets the global " + added.join(", ");
+      return "removes a global";
+    }
+    var why = "";
+    after.forEach(function (a, n) {
+      if (why) return;
+      var b = before.get(n);
+      if (!b) { why = "sets the global " + n; return; }
+      if (!Object.is(a.v, b.v)) { why = "changes the global " + n; return; }
+      if ((a.keys === null) !== (b.keys === null)) { why = "changes the global " + n; return; }
+      if (a.keys === null) return;
+      if (a.keys.length !== b.keys.length) { why = "changes the global object " + n; return; }
+      for (var i = 0; i < a.keys.length; i++) {
+        if (!Object.is(a.keys[i], b.keys[i])) {
+          why = "changes the global object " + n;
+          return;
+        }
+      }
+    });
+    return why;
+  }
+
+  // watch wraps the methods of an action's prototypes so that a call made
+  // while another file runs marks both files.
+  function watch(action) {
+    for (var p = Object.getPrototypeOf(action); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+      if (st.wrapped.has(p)) return;
+      st.wrapped.add(p);
+      Object.getOwnPropertyNames(p).forEach(function (name) {
+        if (name === "constructor") return;
+        var d = Object.getOwnPropertyDescriptor(p, name);
+        if (typeof d.value !== "function" || !d.configurable) return;
+        var orig = d.value;
+        d.value = function dfdWatched() {
+          if (st.current !== null) {
+            var owner = st.actionFile.get(this);
+            if (owner !== undefined && owner !== st.current) {
+              unsafe(owner, "its action is changed by " + st.current + " (" + name + ")");
+              unsafe(st.current, "changes an action of " + owner + " (" + name + ")");
+            }
+          }
+          return orig.apply(this, arguments);
+        };
+        Object.defineProperty(p, name, d);
+      });
+    }
+  }
+
+  function jitFields(s) {
+    return s.jitContextData && s.jitContextData.fields;
+  }
+
+  function start(s) {
+    st.session = s;
+    var m = s.actionAssertionMap;
+    if (m && typeof m.set === "function") installAssertionMap(s, m);
+    var f = jitFields(s);
+    st.prefix = {
+      actions: s.actions.slice(),
+      tests: s.tests.slice(),
+      errors: s.graphErrors.compilationErrors.slice(),
+      jitKeys: f ? Object.keys(f) : [],
+      assertionSets: st.assertionSets.length
+    };
+    for (var i = 0; i < st.prefix.actions.length; i++) watch(st.prefix.actions[i]);
+  }
+
+  // installAssertionMap records the entries of the session's
+  // action-assertion map (core fills it from Assertion.dependencies()), so
+  // that a rerun can rebuild it without the old entries of the file.
+  function installAssertionMap(s, m) {
+    var set = Object.getPrototypeOf(m).set;
+    Object.defineProperty(m, "set", {
+      value: function (t, v) {
+        st.assertionSets.push([t, v, st.current]);
+        return set.call(this, t, v);
+      },
+      writable: true, configurable: true, enumerable: false
+    });
+  }
+
+  function dfdRunFile(closure) {
+    closure();
+  }
+
+  // run runs one definitions file's closure and records what it produced.
+  function run(file, closure) {
+    var s = st.session;
+    var errs = s.graphErrors.compilationErrors;
+    var a0 = s.actions.length, t0 = s.tests.length, e0 = errs.length;
+    var f = jitFields(s);
+    var k0 = f ? Object.keys(f).length : 0;
+    var as0 = st.assertionSets.length;
+    var l0 = loadCount();
+    var before = snapGlobals();
+    st.current = file;
+    try {
+      dfdRunFile(closure);
+    } finally {
+      st.current = null;
+    }
+    var s2 = st.session;
+    if (g.dataform !== s2 || s2.graphErrors.compilationErrors !== errs || s2.actions.length < a0 || s2.tests.length < t0) {
+      unsafe(file, "replaces or shrinks core's session state");
+    }
+    trimStacks(errs, e0, "at dfdRunFile (");
+    var rec = {
+      actions: s2.actions.slice(a0),
+      tests: s2.tests.slice(t0),
+      errors: errs.slice(e0),
+      jitKeys: f ? Object.keys(f).slice(k0) : [],
+      assertionSets: st.assertionSets.slice(as0)
+    };
+    var loads = loadCount() - l0;
+    if (loads === 0) unsafe(file, "was loaded by another file before main() required it");
+    else if (loads > 1) unsafe(file, "loads other modules, which later files may share");
+    var why = diffGlobals(before);
+    if (why) unsafe(file, why);
+    rec.actions.forEach(function (a) { st.actionFile.set(a, file); watch(a); });
+    rec.tests.forEach(function (a) { st.actionFile.set(a, file); watch(a); });
+    return rec;
+  }
+
+  // The shape of any value: a copy that keeps prototypes (protobufjs
+  // messages, Long), with objects shared within one copy shared in it too.
+  function clone(v, seen) {
+    if (v === null || typeof v !== "object") return v;
+    var c = seen.get(v);
+    if (c !== undefined) return c;
+    if (ArrayBuffer.isView(v)) {
+      c = v.slice();
+      seen.set(v, c);
+      return c;
+    }
+    c = Array.isArray(v) ? new Array(v.length) : Object.create(Object.getPrototypeOf(v));
+    seen.set(v, c);
+    var ks = Object.keys(v);
+    for (var i = 0; i < ks.length; i++) {
+      var k = ks[i];
+      var x = v[k];
+      if (Array.isArray(c)) c[k] = clone(x, seen);
+      else Object.defineProperty(c, k, { value: clone(x, seen), writable: true, enumerable: true, configurable: true });
+    }
+    return c;
+  }
+
+  function keepPristine(actions, tests) {
+    var seen = new Map();
+    var protos = new Map();
+    actions.forEach(function (a) { protos.set(a, clone(a.proto, seen)); });
+    tests.forEach(function (a) { protos.set(a, clone(a.proto, seen)); });
+    return protos;
+  }
+
+  hidden("__dfdRunFile", function (file, closure) {
+    if (st.session === null) start(g.dataform);
+    st.runners.set(file, closure);
+    st.order.push(file);
+    st.recs.set(file, run(file, closure));
+  });
+  // The stacks of errors recorded while a file runs or in the graph stage
+  // end at the frame of dfdRunFile or dfdGraphStage: what called those
+  // differs between a full compile (main()) and a rerun, and is not the
+  // user's code.
+  var watchedFrames = /\n(?:[ \t]*at apply \(native\)\n)?[ \t]*at dfdWatched [^\n]*\n/g;
+  function trimStacks(errs, from, frame) {
+    for (var i = from; i < errs.length; i++) {
+      var e = errs[i];
+      if (!e || typeof e.stack !== "string") continue;
+      // Whether a prototype was watched when an error went through it
+      // depends on the files run before: its frames are taken out.
+      if (e.stack.indexOf("dfdWatched") >= 0) e.stack = e.stack.replace(watchedFrames, "\n");
+      var at = e.stack.indexOf(frame);
+      if (at < 0) continue;
+      var end = e.stack.indexOf("\n", at);
+      if (end >= 0) e.stack = e.stack.slice(0, end + 1);
+    }
+  }
+
+  function dfdGraphStage() {
+    var errs = st.session.graphErrors.compilationErrors;
+    var n = errs.length;
+    var graph = st.compile();
+    trimStacks(st.session.graphErrors.compilationErrors, n, "at dfdGraphStage (");
+    return graph;
+  }
+
+  hidden("__dfdGraphStage", function (session, compile, encode) {
+    if (st.session === null) start(session);
+    st.compile = compile;
+    st.encode = encode;
+    var actions = session.actions.slice(), tests = session.tests.slice();
+    st.pristine = {
+      actions: actions,
+      tests: tests,
+      errors: session.graphErrors.compilationErrors.slice(),
+      protos: keepPristine(actions, tests)
+    };
+    return dfdGraphStage();
+  });
+
+  function concatRecs(from, to, field) {
+    var out = [];
+    for (var i = from; i < to; i++) {
+      var r = st.recs.get(st.order[i]);
+      for (var j = 0; j < r[field].length; j++) out.push(r[field][j]);
+    }
+    return out;
+  }
+
+  // restoreProtos gives every action a fresh copy of its pristine proto
+  // (the graph stage mutates protos: targets renamed, dependencies
+  // qualified, queries set).
+  function restoreProtos(list) {
+    var seen = new Map();
+    list.forEach(function (a) {
+      var p = st.pristine.protos.get(a);
+      if (p !== undefined) a.proto = clone(p, seen);
+    });
+  }
+
+  function rebuildAssertionMap(s, entries) {
+    var old = s.actionAssertionMap;
+    if (!old || typeof old.set !== "function") return;
+    var m = new (old.constructor)();
+    var set = Object.getPrototypeOf(m).set;
+    entries.forEach(function (e) { set.call(m, e[0], e[1]); });
+    s.actionAssertionMap = m;
+    installAssertionMap(s, m);
+  }
+
+  function rebuildJitFields(s, keysInOrder, values) {
+    var f = jitFields(s);
+    if (!f) return;
+    var n = Object.create(Object.getPrototypeOf(f));
+    keysInOrder.forEach(function (k) { n[k] = values[k]; });
+    s.jitContextData.fields = n;
+  }
+
+  // rerun compiles again with file re-run ("" re-runs no file) and returns
+  // the encoded response as main() would.
+  function rerun(file) {
+    if (st.broken) throw new Error("incremental context unusable: " + st.broken);
+    if (!st.encode) throw new Error("incremental context has no graph stage");
+    var s = st.session;
+    var idx = file === "" ? st.order.length : st.order.indexOf(file);
+    if (idx < 0) throw new Error(file + " was not run by the full compile");
+    st.broken = "an incremental compile did not finish";
+    var pre = st.prefix;
+    // Every action back to its pristine proto; the session as it was when
+    // the file ran in the full compile.
+    restoreProtos(st.pristine.actions);
+    restoreProtos(st.pristine.tests);
+    var f = jitFields(s);
+    var values = {};
+    if (f) st.order.forEach(function (x) { var r = st.recs.get(x); r.jitKeys.forEach(function (k) { values[k] = f[k]; }); });
+    if (f) pre.jitKeys.forEach(function (k) { values[k] = f[k]; });
+    var keysBefore = pre.jitKeys.concat(concatRecs(0, idx, "jitKeys"));
+    var setsBefore = st.assertionSets.slice(0, pre.assertionSets).concat(concatRecs(0, idx, "assertionSets"));
+    s.actions = pre.actions.concat(concatRecs(0, idx, "actions"));
+    s.tests = pre.tests.concat(concatRecs(0, idx, "tests"));
+    s.graphErrors.compilationErrors = pre.errors.concat(concatRecs(0, idx, "errors"));
+    st.assertionSets = setsBefore;
+    rebuildAssertionMap(s, setsBefore);
+    rebuildJitFields(s, keysBefore, values);
+    if (file !== "") {
+      var rec = run(file, st.runners.get(file));
+      if (st.unsafe.has(file)) {
+        st.broken = file + " " + st.unsafe.get(file);
+        var e = new Error("not incremental: " + st.broken);
+        e.dfdNotIncremental = true;
+        throw e;
+      }
+      st.recs.set(file, rec);
+      var nf = jitFields(s);
+      if (nf) rec.jitKeys.forEach(function (k) { values[k] = nf[k]; });
+      var seen = new Map();
+      rec.actions.forEach(function (a) { st.pristine.protos.set(a, clone(a.proto, seen)); });
+      rec.tests.forEach(function (a) { st.pristine.protos.set(a, clone(a.proto, seen)); });
+    }
+    var from = file === "" ? idx : idx + 1;
+    var laterKeys = concatRecs(from, st.order.length, "jitKeys");
+    var allKeys = keysBefore.concat(file === "" ? [] : st.recs.get(file).jitKeys);
+    var seenKeys = new Set(allKeys);
+    for (var i = 0; i < laterKeys.length; i++) {
+      if (seenKeys.has(laterKeys[i])) {
+        st.broken = "jitData key " + laterKeys[i] + " is set by two files";
+        var e2 = new Error("not incremental: " + st.broken);
+        e2.dfdNotIncremental = true;
+        throw e2;
+      }
+      seenKeys.add(laterKeys[i]);
+    }
+    s.actions = s.actions.concat(concatRecs(from, st.order.length, "actions"));
+    s.tests = s.tests.concat(concatRecs(from, st.order.length, "tests"));
+    s.graphErrors.compilationErrors = s.graphErrors.compilationErrors.concat(concatRecs(from, st.order.length, "errors"));
+    st.assertionSets = st.assertionSets.concat(concatRecs(from, st.order.length, "assertionSets"));
+    rebuildAssertionMap(s, st.assertionSets);
+    rebuildJitFields(s, allKeys.concat(laterKeys), values);
+    st.pristine = {
+      actions: s.actions.slice(),
+      tests: s.tests.slice(),
+      errors: s.graphErrors.compilationErrors.slice(),
+      protos: st.pristine.protos
+    };
+    // Drop pristine copies of actions no longer in the session.
+    if (file !== "") {
+      var live = new Set(st.pristine.actions.concat(st.pristine.tests));
+      st.pristine.protos.forEach(function (_, a) { if (!live.has(a)) st.pristine.protos.delete(a); });
+    }
+    var out = st.encode(dfdGraphStage());
+    st.broken = "";
+    return out;
+  }
+
+  return {
+    rerun: rerun,
+    ready: function () { return st.encode !== null && !st.broken; },
+    files: function () { return st.order.slice(); },
+    unsafe: function (file) { return st.unsafe.get(file) || ""; },
+    unsafeAll: function () {
+      var o = {};
+      st.unsafe.forEach(function (v, k) { o[k] = v; });
+      return o;
+    }
+  };
+});
