@@ -293,7 +293,9 @@ func (p *Project) try(kind string) (Edit, bool) {
 		delete(p.broken, f)
 		return Edit{kind, f}, true
 	case LoopBound:
-		f, ok := p.pick(func(name, c string) bool { return isDef(name, ".js") && strings.Contains(c, "for (") && loopRE.MatchString(c) })
+		f, ok := p.pick(func(name, c string) bool {
+			return isDef(name, ".js") && strings.Contains(c, "for (") && loopRE.MatchString(c)
+		})
 		if !ok {
 			return Edit{}, false
 		}
