@@ -104,6 +104,10 @@ type Options struct {
 	// compiles one project, as `dfd compile`; it should also have set its
 	// collector's limits with heapwatch.SetLimits.
 	MemoryLimit int64
+	// Keeper and Mode run the compile through a kept context for
+	// incremental recompiles (engine.Keeper); the zero Mode ignores Keeper.
+	Keeper *engine.Keeper
+	Mode   engine.Mode
 }
 
 // Result is a compiled project.
@@ -115,6 +119,9 @@ type Result struct {
 	// Prepare is the time to get a runtime with core loaded; Run the time
 	// core took to compile.
 	Prepare, Run time.Duration
+	// Incremental says how a compile with a Mode ran; nil when the engine
+	// has no incremental compiles.
+	Incremental *engine.Outcome
 }
 
 // Errors reports whether the graph has compilation errors.
@@ -250,7 +257,15 @@ func RunPrepared(ctx context.Context, rt *engine.Runtime, p *project.Project, op
 		heap = heapwatch.Start(opts.MemoryLimit, 0, func() { stop(errOverMemory) })
 	}
 	start := time.Now()
-	resp, err := rt.Compile(ctx, files, req)
+	var resp []byte
+	var outcome *engine.Outcome
+	if opts.Mode != engine.ModeFull && opts.Keeper != nil {
+		var o engine.Outcome
+		resp, o, err = opts.Keeper.Compile(ctx, func() (*engine.Runtime, error) { return rt, nil }, files, req, opts.Mode)
+		outcome = &o
+	} else {
+		resp, err = rt.Compile(ctx, files, req)
+	}
 	if heap != nil {
 		heap.Stop()
 	}
@@ -268,6 +283,7 @@ func RunPrepared(ctx context.Context, rt *engine.Runtime, p *project.Project, op
 		return nil, err
 	}
 	res.Run = time.Since(start)
+	res.Incremental = outcome
 	return res, nil
 }
 

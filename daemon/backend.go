@@ -102,6 +102,9 @@ type openProject struct {
 	// and waits for it.
 	bg projectWork
 
+	// incr is the project's incremental compiles (incremental.go).
+	incr incrementalState
+
 	closeOnce sync.Once
 }
 
@@ -176,6 +179,7 @@ func (b *Backend) OpenProject(ctx context.Context, root string, progress func(st
 	}
 	op := &openProject{b: b, p: p, core: core, runner: runner}
 	op.bg.init(b.bgCtx)
+	op.incr.init(op)
 	info := workspace.ProjectInfo{CoreVersion: core.Version, CoreInstalled: core.Installed}
 	if ms := op.metadataSource(); ms.err != nil {
 		info.Warnings = append(info.Warnings, "metadata source "+ms.kind+": "+ms.err.Error())
@@ -188,6 +192,7 @@ func (b *Backend) OpenProject(ctx context.Context, root string, progress func(st
 func (op *openProject) Close() error {
 	var err error
 	op.closeOnce.Do(func() {
+		op.incr.stop()
 		op.bg.stop()
 		err = op.runner.Close()
 		op.dropBigQuery()
@@ -256,14 +261,19 @@ func (op *openProject) Compile(ctx context.Context, req workspace.CompileRequest
 	}
 	paths = withOverlayPaths(paths, req.Overlays)
 	start := time.Now()
-	res, err := op.runner.Compile(ctx, CompileJob{
+	job := CompileJob{
 		Overlays:  req.Overlays,
 		FilePaths: paths,
 		Timeout:   b.opts.CompileTimeout,
 		Log: func(level, msg string) {
 			b.log.Debug("console."+level+": "+msg, "project", root)
 		},
-	})
+		Mode: op.incr.mode(),
+	}
+	res, err := op.runner.Compile(ctx, job)
+	if err == nil {
+		res, err = op.incr.after(ctx, job, res)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -175,7 +175,7 @@ func (r *pooled) Compile(ctx context.Context, job CompileJob) (*compile.Result, 
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.pool.Compile(ctx, jit.CompileJob{Request: req, Overlay: job.Overlays, Timeout: timeout, Log: job.Log})
+	out, err := r.pool.Compile(ctx, jit.CompileJob{Request: req, Overlay: job.Overlays, Timeout: timeout, Log: job.Log, Mode: job.Mode})
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +184,7 @@ func (r *pooled) Compile(ctx context.Context, job CompileJob) (*compile.Result, 
 		return nil, err
 	}
 	res.Prepare, res.Run = out.Stats.Prepare, out.Stats.Run
+	res.Incremental = out.Incremental
 	return res, nil
 }
 

@@ -48,6 +48,9 @@ type CompileJob struct {
 	Timeout   time.Duration
 	// Log receives console output of the project's JavaScript.
 	Log func(level, msg string)
+	// Mode is how the compile uses the runner's kept context of
+	// incremental compiles (engine.Mode; the zero value: none).
+	Mode engine.Mode
 }
 
 // RunnerFactory makes the Runner of an opened project: NewInProcess (the
@@ -68,6 +71,9 @@ type InProcess struct {
 	spare  *prepared
 	closed bool
 	wg     sync.WaitGroup // the preparing goroutine
+
+	keepMu sync.Mutex    // held by a compile using keeper
+	keeper engine.Keeper // the kept context of incremental compiles
 }
 
 // prepared is a runtime ready for one request, with the log sink its
@@ -172,7 +178,18 @@ func (r *InProcess) Compile(ctx context.Context, job CompileJob) (*compile.Resul
 		return nil, err
 	}
 	defer done()
-	return compile.RunPrepared(ctx, pr.rt, r.p, compile.Options{Files: files, FilePaths: job.FilePaths, Timeout: job.Timeout})
+	opts := compile.Options{Files: files, FilePaths: job.FilePaths, Timeout: job.Timeout, Mode: job.Mode}
+	if job.Mode == engine.ModeKeep || job.Mode == engine.ModeIncremental {
+		// A verification (ModeFullHooked) does not touch the kept context:
+		// it never waits for an incremental compile, nor one for it.
+		r.keepMu.Lock()
+		defer r.keepMu.Unlock()
+	}
+	opts.Keeper = &r.keeper
+	if job.Mode == engine.ModeFullHooked {
+		opts.Keeper = &engine.Keeper{}
+	}
+	return compile.RunPrepared(ctx, pr.rt, r.p, opts)
 }
 
 // Jit implements Runner.

@@ -31,6 +31,7 @@ func (op *openProject) Status(ctx context.Context) workspace.ProjectStatus {
 		out.Workers = &workspace.WorkerStatus{Ready: st.Idle, Busy: st.Busy, Total: st.Live}
 	}
 	out.Metadata = op.metadataStatus()
+	out.Incremental = op.incr.status()
 	return out
 }
 

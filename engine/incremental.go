@@ -290,3 +290,85 @@ func (k *Kept) recompile(ctx context.Context, files Files, file string) ([]byte,
 	}
 	return response, nil
 }
+
+// Mode is how a compile uses a Keeper's kept context.
+type Mode int
+
+const (
+	// ModeFull compiles in a fresh runtime without the hooks and keeps
+	// nothing: what every compile did before incremental compiles.
+	ModeFull Mode = iota
+	// ModeFullHooked compiles in a fresh runtime with the hooks and keeps
+	// nothing: the full compile an incremental result is verified against
+	// (the hooks' frames show in some error stacks; both sides have them).
+	ModeFullHooked
+	// ModeKeep compiles in a fresh runtime with the hooks and keeps it.
+	ModeKeep
+	// ModeIncremental re-runs the one edited file in the kept context when
+	// it can, else compiles as ModeKeep.
+	ModeIncremental
+)
+
+// Outcome says how a compile with a Keeper ran.
+type Outcome struct {
+	Rerun  bool   // an incremental recompile
+	File   string // the file re-run ("" when Rerun and nothing changed)
+	Kept   bool   // the Keeper holds a context after the compile
+	Reason string // when not Rerun (and the mode asked for one): why
+}
+
+// Keeper holds the kept context of one project's last full compile. It is
+// not safe for concurrent use: its owner runs one compile at a time on it.
+type Keeper struct {
+	kept *Kept
+}
+
+// Drop forgets the kept context (its memory goes with the runtime).
+func (k *Keeper) Drop() { k.kept = nil }
+
+// Compile compiles request over files in mode; fresh returns a new runtime
+// when one is needed (not for a rerun).
+func (k *Keeper) Compile(ctx context.Context, fresh func() (*Runtime, error), files Files, request []byte, mode Mode) ([]byte, Outcome, error) {
+	var out Outcome
+	if mode == ModeIncremental {
+		if k.kept == nil {
+			out.Reason = "no kept context"
+		} else {
+			resp, file, err := k.kept.Recompile(ctx, files, request)
+			if err == nil {
+				return resp, Outcome{Rerun: true, File: file, Kept: true}, nil
+			}
+			k.kept = nil
+			if ctx.Err() != nil {
+				return nil, out, describe(ctx.Err(), "compile")
+			}
+			out.Reason = strings.TrimPrefix(err.Error(), ErrNotIncremental.Error()+": ")
+		}
+		mode = ModeKeep
+	}
+	rt, err := fresh()
+	if err != nil {
+		return nil, out, err
+	}
+	switch mode {
+	case ModeFull:
+		resp, err := rt.Compile(ctx, files, request)
+		out.Kept = k.kept != nil
+		return resp, out, err
+	case ModeFullHooked:
+		resp, _, _, err := rt.CompileKeep(ctx, files, request)
+		out.Kept = k.kept != nil
+		return resp, out, err
+	}
+	k.kept = nil
+	resp, kept, why, err := rt.CompileKeep(ctx, files, request)
+	if err != nil {
+		return nil, out, err
+	}
+	k.kept = kept
+	out.Kept = kept != nil
+	if kept == nil && out.Reason == "" {
+		out.Reason = why
+	}
+	return resp, out, nil
+}

@@ -45,6 +45,7 @@ type hostWorker struct {
 	served atomic.Int64 // requests sent to the worker
 
 	lastUsed time.Time // guarded by the pool's mu
+	kept     bool      // holds a kept compile context (engine.Keeper); guarded by the pool's mu
 }
 
 type workerConfig struct {

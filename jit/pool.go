@@ -326,17 +326,37 @@ func (p *Pool) enter() bool {
 	return true
 }
 
+// Affinities of acquire.
+const (
+	affinityNone  = iota
+	affinityKept  // prefer the worker with a kept compile context
+	affinityOther // prefer another
+)
+
 // acquire returns an idle worker, starts one if the pool has room, or
 // queues until a worker is released (first come, first served) or ctx ends.
-func (p *Pool) acquire(ctx context.Context) (*hostWorker, error) {
+//
+// With affinity, an idle worker holding a kept compile context is taken
+// first (affinityKept: an incremental compile) or last (affinityOther: a
+// request that should leave that worker free for the next one).
+func (p *Pool) acquire(ctx context.Context, affinity int) (*hostWorker, error) {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		return nil, ErrClosed
 	}
 	for n := len(p.idle); n > 0; n = len(p.idle) {
-		w := p.idle[n-1] // the most recently used: warm caches, and the others may retire
-		p.idle = p.idle[:n-1]
+		i := n - 1 // the most recently used: warm caches, and the others may retire
+		if affinity != affinityNone {
+			for j := n - 1; j >= 0; j-- {
+				if p.idle[j].kept == (affinity == affinityKept) {
+					i = j
+					break
+				}
+			}
+		}
+		w := p.idle[i]
+		p.idle = append(p.idle[:i], p.idle[i+1:]...)
 		if w.isDead() {
 			// Died while idle (killed from outside, say): not this
 			// request's problem.

@@ -22,6 +22,9 @@ type CompileJob struct {
 	Timeout time.Duration
 	// Log receives console output of the project's JavaScript.
 	Log func(level, msg string)
+	// Mode is how the compile uses a worker's kept context (see
+	// engine.Mode); the zero value is a plain full compile.
+	Mode engine.Mode
 }
 
 // JitJob is the JiT compilation of one action of the pool's project.
@@ -54,6 +57,9 @@ type Result struct {
 	// dataform.JitCompilationResponse (Jit), exactly as core wrote it.
 	Response []byte
 	Stats    Stats
+	// Incremental says how a compile with a Mode ran (nil for other
+	// requests, and from workers that know no incremental compiles).
+	Incremental *engine.Outcome
 }
 
 // Stats describe how a request was served.
@@ -69,9 +75,17 @@ type Stats struct {
 
 // Compile compiles the pool's project on a worker.
 func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Result, error) {
-	return p.do(ctx, "compile", job.Timeout, job.Log, nil, nil, func(timeoutMS uint32) *wirepb.Request {
+	affinity := affinityNone
+	switch job.Mode {
+	case engine.ModeIncremental:
+		affinity = affinityKept
+	case engine.ModeFullHooked, engine.ModeKeep:
+		affinity = affinityOther
+	}
+	return p.do(ctx, "compile", job.Timeout, job.Log, nil, nil, affinity, func(timeoutMS uint32) *wirepb.Request {
 		return &wirepb.Request{Kind: &wirepb.Request_Compile{Compile: &wirepb.Compile{
 			Request: job.Request, Root: p.opts.Root, Overlay: job.Overlay, TimeoutMs: timeoutMS,
+			Mode: wirepb.CompileMode(job.Mode),
 		}}}
 	})
 }
@@ -89,7 +103,7 @@ func (p *Pool) Jit(ctx context.Context, job JitJob, rpc engine.RPC) (*Result, er
 	if onPrefetched == nil {
 		onPrefetched = func(int) {}
 	}
-	return p.do(ctx, "JiT compilation", job.Timeout, job.Log, rpc, prefetchHook{n: len(pre), f: onPrefetched}.call, func(timeoutMS uint32) *wirepb.Request {
+	return p.do(ctx, "JiT compilation", job.Timeout, job.Log, rpc, prefetchHook{n: len(pre), f: onPrefetched}.call, affinityOther, func(timeoutMS uint32) *wirepb.Request {
 		return &wirepb.Request{Kind: &wirepb.Request_Jit{Jit: &wirepb.Jit{
 			Request: job.Request, Root: p.opts.Root, Overlay: job.Overlay, TimeoutMs: timeoutMS, Prefetched: pre,
 		}}}
@@ -97,7 +111,7 @@ func (p *Pool) Jit(ctx context.Context, job JitJob, rpc engine.RPC) (*Result, er
 }
 
 // do runs one request on a worker and decides the worker's fate after it.
-func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log func(level, msg string), rpc engine.RPC, prefetched func(int) bool, build func(timeoutMS uint32) *wirepb.Request) (*Result, error) {
+func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log func(level, msg string), rpc engine.RPC, prefetched func(int) bool, affinity int, build func(timeoutMS uint32) *wirepb.Request) (*Result, error) {
 	start := time.Now()
 	if !p.enter() {
 		return nil, ErrClosed
@@ -118,7 +132,7 @@ func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log f
 	)
 	for attempt := 0; ; attempt++ {
 		var err error
-		if w, err = p.acquire(ctx); err != nil {
+		if w, err = p.acquire(ctx, affinity); err != nil {
 			return nil, fmt.Errorf("jit: %s: waiting for a worker: %w", what, err)
 		}
 		queued = time.Since(start)
@@ -141,6 +155,11 @@ func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log f
 	}
 	resp := ex.resp
 	st := resp.GetStats()
+	if inc := resp.GetIncremental(); inc != nil {
+		p.mu.Lock()
+		w.kept = inc.GetKept()
+		p.mu.Unlock()
+	}
 	p.release(w, p.keep(w, resp))
 
 	res := &Result{Stats: Stats{
@@ -152,6 +171,9 @@ func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log f
 		Total:    time.Since(start),
 		PeakHeap: st.GetPeakHeapBytes(),
 	}}
+	if inc := resp.GetIncremental(); inc != nil {
+		res.Incremental = &engine.Outcome{Rerun: inc.GetRerun(), File: inc.GetFile(), Kept: inc.GetKept(), Reason: inc.GetReason()}
+	}
 	if e := resp.GetError(); e != nil {
 		return res, responseError(what, timeout, e, ex.interrupted)
 	}

@@ -148,6 +148,7 @@ type server struct {
 	out    *wire.Writer
 	log    *slog.Logger
 	spares *spares
+	keeper engine.Keeper // the kept context of incremental compiles; only the serve loop touches it
 
 	mu      sync.Mutex // guards queue, early, current, cancel and calls
 	queue   []*wirepb.Request

@@ -38,7 +38,11 @@ func (s *server) handle(ctx context.Context, req *wirepb.Request) (*wirepb.Respo
 	var job jobSpec
 	switch k := req.Kind.(type) {
 	case *wirepb.Request_Compile:
-		job = jobSpec{request: k.Compile.GetRequest(), root: k.Compile.GetRoot(), overlay: k.Compile.GetOverlay(), timeoutMS: k.Compile.GetTimeoutMs()}
+		job = jobSpec{request: k.Compile.GetRequest(), root: k.Compile.GetRoot(), overlay: k.Compile.GetOverlay(), timeoutMS: k.Compile.GetTimeoutMs(),
+			mode: engine.Mode(k.Compile.GetMode())}
+		if job.root != "" && job.root != s.opts.Root {
+			job.mode = engine.ModeFull // the kept context is of the worker's root
+		}
 	case *wirepb.Request_Jit:
 		job = jobSpec{request: k.Jit.GetRequest(), root: k.Jit.GetRoot(), overlay: k.Jit.GetOverlay(), timeoutMS: k.Jit.GetTimeoutMs(),
 			jit: true, prefetched: k.Jit.GetPrefetched()}
@@ -52,19 +56,30 @@ func (s *server) handle(ctx context.Context, req *wirepb.Request) (*wirepb.Respo
 		defer cancelT()
 	}
 
-	waitStart := time.Now()
-	rt, prepared, err := s.runtimeFor(reqCtx, job.root)
-	resp.Stats.WaitMicros = time.Since(waitStart).Microseconds()
-	resp.Stats.PrepareMicros = prepared.Microseconds()
-	if err != nil {
-		s.setOutcome(resp, reqCtx, nil, err)
-		return resp, nil
+	var rt *engine.Runtime
+	if job.mode == engine.ModeFull {
+		waitStart := time.Now()
+		var prepared time.Duration
+		var err error
+		rt, prepared, err = s.runtimeFor(reqCtx, job.root)
+		resp.Stats.WaitMicros = time.Since(waitStart).Microseconds()
+		resp.Stats.PrepareMicros = prepared.Microseconds()
+		if err != nil {
+			s.setOutcome(resp, reqCtx, nil, err)
+			return resp, nil
+		}
 	}
 
 	s.logReq.Store(req.GetId())
 	heap := heapwatch.Start(s.opts.MemoryLimit, s.opts.SampleEvery, func() { cancel(ErrMemoryLimit) })
 	runStart := time.Now()
-	result, err := s.run(reqCtx, rt, req.GetId(), job)
+	var result []byte
+	var err error
+	if job.mode != engine.ModeFull {
+		result, err = s.runKept(reqCtx, resp, job)
+	} else {
+		result, err = s.run(reqCtx, rt, req.GetId(), job)
+	}
 	resp.Stats.RunMicros = time.Since(runStart).Microseconds()
 	resp.Stats.PeakHeapBytes = heap.Stop()
 	s.logReq.Store(0)
@@ -86,6 +101,7 @@ type jobSpec struct {
 	overlay   map[string][]byte
 	timeoutMS uint32
 	jit       bool
+	mode      engine.Mode // compiles: how the kept context is used
 
 	prefetched []*wirepb.PrefetchedCall
 }
@@ -118,6 +134,26 @@ func (s *server) run(ctx context.Context, rt *engine.Runtime, id uint64, job job
 		return rt.JitCompile(ctx, files, job.request, s.adapter(id))
 	}
 	return rt.Compile(ctx, files, job.request)
+}
+
+// runKept runs a compile through the worker's kept context (see
+// engine.Keeper); a runtime is taken only when the compile is not a rerun.
+func (s *server) runKept(ctx context.Context, resp *wirepb.Response, job jobSpec) ([]byte, error) {
+	files, closeFiles, err := engine.OpenFiles(s.opts.Root, job.overlay)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFiles()
+	fresh := func() (*engine.Runtime, error) {
+		waitStart := time.Now()
+		rt, prepared, err := s.runtimeFor(ctx, "")
+		resp.Stats.WaitMicros = time.Since(waitStart).Microseconds()
+		resp.Stats.PrepareMicros = prepared.Microseconds()
+		return rt, err
+	}
+	result, out, err := s.keeper.Compile(ctx, fresh, files, job.request, job.mode)
+	resp.Incremental = &wirepb.Incremental{Rerun: out.Rerun, File: out.File, Kept: out.Kept, Reason: out.Reason}
+	return result, err
 }
 
 // setOutcome turns the engine's result into the response's outcome.

@@ -406,6 +406,8 @@ type StatusProject struct {
 	// Cost is the latest compile's figure for one run of the project,
 	// once known.
 	Cost *ProjectCost `json:"cost,omitempty"`
+	// Incremental is the project's incremental compiles (dfd.incremental).
+	Incremental *workspace.IncrementalStatus `json:"incremental,omitempty"`
 }
 
 func (s *Server) status(ctx context.Context) (*StatusResult, error) {
@@ -427,7 +429,7 @@ func (s *Server) status(ctx context.Context) (*StatusResult, error) {
 				ps = sr.Status(ctx)
 				return nil
 			})
-			sp.Workers, sp.Metadata = ps.Workers, ps.Metadata
+			sp.Workers, sp.Metadata, sp.Incremental = ps.Workers, ps.Metadata, ps.Incremental
 		}
 		res.Projects = append(res.Projects, sp)
 	}

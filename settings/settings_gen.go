@@ -55,6 +55,11 @@ type Settings struct {
 	// compile on save, on changes of files on disk, and when dfd/preview or
 	// dfd/graph asks for the newest compile. Setting dfd.compileAsYouType.
 	CompileAsYouType bool
+	// Incremental true: an edit of one definitions file re-runs only that file
+	// in the worker's kept context of the last full compile, verified against
+	// a full compile; false: every compile is a full one. Setting
+	// dfd.incremental.
+	Incremental bool
 	// Debounce is the as-you-type delay: while edits come faster than it, the
 	// recompile waits until none came for this long; the first edit after a
 	// pause compiles at once. 0: the server's default (150 ms). Setting
@@ -75,6 +80,7 @@ func Defaults() Settings {
 		CostPricePerTiB:  6.25,
 		CostBilling:      "on-demand",
 		CompileAsYouType: true,
+		Incremental:      true,
 		SQLCheck:         true,
 	}
 }
@@ -120,6 +126,9 @@ var fields = map[string]field{
 	"compileAsYouType": {kind: kindBool,
 		get:   func(s *Settings) any { return &s.CompileAsYouType },
 		reset: func(s *Settings) { s.CompileAsYouType = Defaults().CompileAsYouType }},
+	"incremental": {kind: kindBool,
+		get:   func(s *Settings) any { return &s.Incremental },
+		reset: func(s *Settings) { s.Incremental = Defaults().Incremental }},
 	"debounceMs": {kind: kindMs, min: 0, hasMin: true,
 		get:   func(s *Settings) any { return &s.Debounce },
 		reset: func(s *Settings) { s.Debounce = Defaults().Debounce }},

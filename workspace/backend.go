@@ -66,6 +66,15 @@ type StatusReporter interface {
 	Status(ctx context.Context) ProjectStatus
 }
 
+// RecompileNotifier is implemented by project backends that may learn,
+// after a compile was published, that it should be compiled again: an
+// incremental result that its background verification found different
+// from the full compile's. The workspace hands them a function that
+// schedules a compile at once (safe to call from any goroutine).
+type RecompileNotifier interface {
+	SetRecompile(recompile func())
+}
+
 // Reconfigurer is implemented by project backends whose state follows
 // the settings (a metadata source, a BigQuery connection): after
 // Backend.Configure, each project's is asked to apply them at once, and

@@ -199,8 +199,39 @@ type TableInfo struct {
 // ProjectStatus is what a project's backend says about its workers and
 // metadata source (StatusReporter); nil fields are left out of dfd/status.
 type ProjectStatus struct {
-	Workers  *WorkerStatus
-	Metadata *MetadataStatus
+	Workers     *WorkerStatus
+	Metadata    *MetadataStatus
+	Incremental *IncrementalStatus
+}
+
+// States of IncrementalStatus.
+const (
+	IncrementalOff      = "off"       // the setting dfd.incremental is false
+	IncrementalLearning = "learning"  // incremental results are compared, the full ones published
+	IncrementalTrusted  = "trusted"   // incremental results are published first, then verified
+	IncrementalFellBack = "fell-back" // a verification differed: full compiles only
+	IncrementalNone     = "unsupported"
+)
+
+// IncrementalStatus is a project's incremental compiles (dfd.incremental).
+type IncrementalStatus struct {
+	// State is one of the Incremental* constants.
+	State string `json:"state"`
+	// Matched counts incremental results that equalled their full
+	// compile in this daemon; Mismatched those that did not.
+	Matched    int `json:"matched"`
+	Mismatched int `json:"mismatched"`
+	// Incremental and Full count this daemon's compiles of the project by
+	// kind (a verification is not counted).
+	Incremental int `json:"incremental"`
+	Full        int `json:"full"`
+	// LastFull is why the last compile was a full one (an include changed,
+	// a file was added, …); Detail explains State (why it fell back).
+	LastFull string `json:"lastFull,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	// VerifyMs is the mean engine time of the background verifications
+	// (full compiles) of trusted incremental results.
+	VerifyMs float64 `json:"verifyMs,omitempty"`
 }
 
 // WorkerStatus counts the worker processes of a project's pool.

@@ -387,6 +387,9 @@ func (p *Project) open() (ProjectInfo, error) {
 	}
 	p.closeBackend()
 	p.backend = pb
+	if rn, ok := pb.(RecompileNotifier); ok {
+		rn.SetRecompile(func() { p.Changed(ChangeUrgent) })
+	}
 	msg := "@dataform/core " + info.CoreVersion
 	if info.CoreInstalled {
 		msg += " installed"

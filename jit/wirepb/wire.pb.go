@@ -25,6 +25,61 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// CompileMode chooses how a compile uses the worker's kept context
+// (engine.Kept: core's session of a full compile, kept for incremental
+// recompiles of one edited definitions file).
+type CompileMode int32
+
+const (
+	CompileMode_COMPILE_FULL        CompileMode = 0 // a fresh runtime, nothing kept (as before)
+	CompileMode_COMPILE_FULL_HOOKED CompileMode = 1 // a fresh runtime with the incremental hooks, nothing kept: a verification
+	CompileMode_COMPILE_KEEP        CompileMode = 2 // a fresh runtime with the hooks, kept for the next COMPILE_INCREMENTAL
+	CompileMode_COMPILE_INCREMENTAL CompileMode = 3 // re-run the one edited file in the kept context when possible, else as COMPILE_KEEP
+)
+
+// Enum value maps for CompileMode.
+var (
+	CompileMode_name = map[int32]string{
+		0: "COMPILE_FULL",
+		1: "COMPILE_FULL_HOOKED",
+		2: "COMPILE_KEEP",
+		3: "COMPILE_INCREMENTAL",
+	}
+	CompileMode_value = map[string]int32{
+		"COMPILE_FULL":        0,
+		"COMPILE_FULL_HOOKED": 1,
+		"COMPILE_KEEP":        2,
+		"COMPILE_INCREMENTAL": 3,
+	}
+)
+
+func (x CompileMode) Enum() *CompileMode {
+	p := new(CompileMode)
+	*p = x
+	return p
+}
+
+func (x CompileMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CompileMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_wire_proto_enumTypes[0].Descriptor()
+}
+
+func (CompileMode) Type() protoreflect.EnumType {
+	return &file_wire_proto_enumTypes[0]
+}
+
+func (x CompileMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CompileMode.Descriptor instead.
+func (CompileMode) EnumDescriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{0}
+}
+
 type Code int32
 
 const (
@@ -73,11 +128,11 @@ func (x Code) String() string {
 }
 
 func (Code) Descriptor() protoreflect.EnumDescriptor {
-	return file_wire_proto_enumTypes[0].Descriptor()
+	return file_wire_proto_enumTypes[1].Descriptor()
 }
 
 func (Code) Type() protoreflect.EnumType {
-	return &file_wire_proto_enumTypes[0]
+	return &file_wire_proto_enumTypes[1]
 }
 
 func (x Code) Number() protoreflect.EnumNumber {
@@ -86,7 +141,7 @@ func (x Code) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Code.Descriptor instead.
 func (Code) EnumDescriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{0}
+	return file_wire_proto_rawDescGZIP(), []int{1}
 }
 
 // Frame is the envelope: every length-delimited message on the worker's
@@ -474,6 +529,7 @@ type Compile struct {
 	Root          string                 `protobuf:"bytes,2,opt,name=root,proto3" json:"root,omitempty"`                                                                                 // empty: the worker's root
 	Overlay       map[string][]byte      `protobuf:"bytes,3,rep,name=overlay,proto3" json:"overlay,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // root-relative slash path → unsaved content
 	TimeoutMs     uint32                 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`                                                     // 0: no deadline in the worker
+	Mode          CompileMode            `protobuf:"varint,5,opt,name=mode,proto3,enum=dfd.wire.CompileMode" json:"mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -536,6 +592,82 @@ func (x *Compile) GetTimeoutMs() uint32 {
 	return 0
 }
 
+func (x *Compile) GetMode() CompileMode {
+	if x != nil {
+		return x.Mode
+	}
+	return CompileMode_COMPILE_FULL
+}
+
+// Incremental says how a compile with a mode other than COMPILE_FULL ran.
+type Incremental struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Rerun         bool                   `protobuf:"varint,1,opt,name=rerun,proto3" json:"rerun,omitempty"`  // the result is an incremental recompile
+	File          string                 `protobuf:"bytes,2,opt,name=file,proto3" json:"file,omitempty"`     // the file re-run ("" with rerun: none changed)
+	Kept          bool                   `protobuf:"varint,3,opt,name=kept,proto3" json:"kept,omitempty"`    // the worker now holds a kept context
+	Reason        string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"` // when not rerun: why a full compile ran
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Incremental) Reset() {
+	*x = Incremental{}
+	mi := &file_wire_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Incremental) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Incremental) ProtoMessage() {}
+
+func (x *Incremental) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Incremental.ProtoReflect.Descriptor instead.
+func (*Incremental) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Incremental) GetRerun() bool {
+	if x != nil {
+		return x.Rerun
+	}
+	return false
+}
+
+func (x *Incremental) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *Incremental) GetKept() bool {
+	if x != nil {
+		return x.Kept
+	}
+	return false
+}
+
+func (x *Incremental) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // Jit runs core's jitCompiler on an encoded dataform.JitCompilationRequest.
 // Its DbAdapter calls come back to the host as AdapterCall frames.
 type Jit struct {
@@ -555,7 +687,7 @@ type Jit struct {
 
 func (x *Jit) Reset() {
 	*x = Jit{}
-	mi := &file_wire_proto_msgTypes[4]
+	mi := &file_wire_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -567,7 +699,7 @@ func (x *Jit) String() string {
 func (*Jit) ProtoMessage() {}
 
 func (x *Jit) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[4]
+	mi := &file_wire_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -580,7 +712,7 @@ func (x *Jit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Jit.ProtoReflect.Descriptor instead.
 func (*Jit) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{4}
+	return file_wire_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Jit) GetRequest() []byte {
@@ -629,7 +761,7 @@ type PrefetchedCall struct {
 
 func (x *PrefetchedCall) Reset() {
 	*x = PrefetchedCall{}
-	mi := &file_wire_proto_msgTypes[5]
+	mi := &file_wire_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -641,7 +773,7 @@ func (x *PrefetchedCall) String() string {
 func (*PrefetchedCall) ProtoMessage() {}
 
 func (x *PrefetchedCall) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[5]
+	mi := &file_wire_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -654,7 +786,7 @@ func (x *PrefetchedCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrefetchedCall.ProtoReflect.Descriptor instead.
 func (*PrefetchedCall) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{5}
+	return file_wire_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PrefetchedCall) GetMethod() string {
@@ -687,13 +819,14 @@ type Response struct {
 	//	*Response_Error
 	Outcome       isResponse_Outcome `protobuf_oneof:"outcome"`
 	Stats         *Stats             `protobuf:"bytes,4,opt,name=stats,proto3" json:"stats,omitempty"`
+	Incremental   *Incremental       `protobuf:"bytes,5,opt,name=incremental,proto3" json:"incremental,omitempty"` // compiles with a mode other than COMPILE_FULL
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Response) Reset() {
 	*x = Response{}
-	mi := &file_wire_proto_msgTypes[6]
+	mi := &file_wire_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +838,7 @@ func (x *Response) String() string {
 func (*Response) ProtoMessage() {}
 
 func (x *Response) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[6]
+	mi := &file_wire_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +851,7 @@ func (x *Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Response.ProtoReflect.Descriptor instead.
 func (*Response) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{6}
+	return file_wire_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Response) GetId() uint64 {
@@ -760,6 +893,13 @@ func (x *Response) GetStats() *Stats {
 	return nil
 }
 
+func (x *Response) GetIncremental() *Incremental {
+	if x != nil {
+		return x.Incremental
+	}
+	return nil
+}
+
 type isResponse_Outcome interface {
 	isResponse_Outcome()
 }
@@ -787,7 +927,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_wire_proto_msgTypes[7]
+	mi := &file_wire_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -799,7 +939,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[7]
+	mi := &file_wire_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -812,7 +952,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{7}
+	return file_wire_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Error) GetCode() Code {
@@ -850,7 +990,7 @@ type Stats struct {
 
 func (x *Stats) Reset() {
 	*x = Stats{}
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -862,7 +1002,7 @@ func (x *Stats) String() string {
 func (*Stats) ProtoMessage() {}
 
 func (x *Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -875,7 +1015,7 @@ func (x *Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stats.ProtoReflect.Descriptor instead.
 func (*Stats) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{8}
+	return file_wire_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Stats) GetPrepareMicros() int64 {
@@ -928,7 +1068,7 @@ type Accepted struct {
 
 func (x *Accepted) Reset() {
 	*x = Accepted{}
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -940,7 +1080,7 @@ func (x *Accepted) String() string {
 func (*Accepted) ProtoMessage() {}
 
 func (x *Accepted) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -953,7 +1093,7 @@ func (x *Accepted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Accepted.ProtoReflect.Descriptor instead.
 func (*Accepted) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{9}
+	return file_wire_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Accepted) GetId() uint64 {
@@ -974,7 +1114,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1126,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1139,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{10}
+	return file_wire_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Cancel) GetId() uint64 {
@@ -1027,7 +1167,7 @@ type AdapterCall struct {
 
 func (x *AdapterCall) Reset() {
 	*x = AdapterCall{}
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1039,7 +1179,7 @@ func (x *AdapterCall) String() string {
 func (*AdapterCall) ProtoMessage() {}
 
 func (x *AdapterCall) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1052,7 +1192,7 @@ func (x *AdapterCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterCall.ProtoReflect.Descriptor instead.
 func (*AdapterCall) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{11}
+	return file_wire_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AdapterCall) GetCallId() uint64 {
@@ -1104,7 +1244,7 @@ type AdapterResult struct {
 
 func (x *AdapterResult) Reset() {
 	*x = AdapterResult{}
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1116,7 +1256,7 @@ func (x *AdapterResult) String() string {
 func (*AdapterResult) ProtoMessage() {}
 
 func (x *AdapterResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1129,7 +1269,7 @@ func (x *AdapterResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterResult.ProtoReflect.Descriptor instead.
 func (*AdapterResult) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{12}
+	return file_wire_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AdapterResult) GetCallId() uint64 {
@@ -1192,7 +1332,7 @@ type Log struct {
 
 func (x *Log) Reset() {
 	*x = Log{}
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1344,7 @@ func (x *Log) String() string {
 func (*Log) ProtoMessage() {}
 
 func (x *Log) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1357,7 @@ func (x *Log) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Log.ProtoReflect.Descriptor instead.
 func (*Log) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{13}
+	return file_wire_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Log) GetRequestId() uint64 {
@@ -1271,16 +1411,22 @@ const file_wire_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12-\n" +
 	"\acompile\x18\x02 \x01(\v2\x11.dfd.wire.CompileH\x00R\acompile\x12!\n" +
 	"\x03jit\x18\x03 \x01(\v2\r.dfd.wire.JitH\x00R\x03jitB\x06\n" +
-	"\x04kind\"\xcc\x01\n" +
+	"\x04kind\"\xf7\x01\n" +
 	"\aCompile\x12\x18\n" +
 	"\arequest\x18\x01 \x01(\fR\arequest\x12\x12\n" +
 	"\x04root\x18\x02 \x01(\tR\x04root\x128\n" +
 	"\aoverlay\x18\x03 \x03(\v2\x1e.dfd.wire.Compile.OverlayEntryR\aoverlay\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x04 \x01(\rR\ttimeoutMs\x1a:\n" +
+	"timeout_ms\x18\x04 \x01(\rR\ttimeoutMs\x12)\n" +
+	"\x04mode\x18\x05 \x01(\x0e2\x15.dfd.wire.CompileModeR\x04mode\x1a:\n" +
 	"\fOverlayEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\xfe\x01\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"c\n" +
+	"\vIncremental\x12\x14\n" +
+	"\x05rerun\x18\x01 \x01(\bR\x05rerun\x12\x12\n" +
+	"\x04file\x18\x02 \x01(\tR\x04file\x12\x12\n" +
+	"\x04kept\x18\x03 \x01(\bR\x04kept\x12\x16\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xfe\x01\n" +
 	"\x03Jit\x12\x18\n" +
 	"\arequest\x18\x01 \x01(\fR\arequest\x12\x12\n" +
 	"\x04root\x18\x02 \x01(\tR\x04root\x124\n" +
@@ -1296,12 +1442,13 @@ const file_wire_proto_rawDesc = "" +
 	"\x0ePrefetchedCall\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x18\n" +
 	"\arequest\x18\x02 \x01(\fR\arequest\x12\x1a\n" +
-	"\bresponse\x18\x03 \x01(\fR\bresponse\"\x8f\x01\n" +
+	"\bresponse\x18\x03 \x01(\fR\bresponse\"\xc8\x01\n" +
 	"\bResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\x06result\x18\x02 \x01(\fH\x00R\x06result\x12'\n" +
 	"\x05error\x18\x03 \x01(\v2\x0f.dfd.wire.ErrorH\x00R\x05error\x12%\n" +
-	"\x05stats\x18\x04 \x01(\v2\x0f.dfd.wire.StatsR\x05statsB\t\n" +
+	"\x05stats\x18\x04 \x01(\v2\x0f.dfd.wire.StatsR\x05stats\x127\n" +
+	"\vincremental\x18\x05 \x01(\v2\x15.dfd.wire.IncrementalR\vincrementalB\t\n" +
 	"\aoutcome\"[\n" +
 	"\x05Error\x12\"\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x0e.dfd.wire.CodeR\x04code\x12\x18\n" +
@@ -1337,7 +1484,12 @@ const file_wire_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x01 \x01(\x04R\trequestId\x12\x14\n" +
 	"\x05level\x18\x02 \x01(\tR\x05level\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage*\xa0\x01\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage*c\n" +
+	"\vCompileMode\x12\x10\n" +
+	"\fCOMPILE_FULL\x10\x00\x12\x17\n" +
+	"\x13COMPILE_FULL_HOOKED\x10\x01\x12\x10\n" +
+	"\fCOMPILE_KEEP\x10\x02\x12\x17\n" +
+	"\x13COMPILE_INCREMENTAL\x10\x03*\xa0\x01\n" +
 	"\x04Code\x12\x14\n" +
 	"\x10CODE_UNSPECIFIED\x10\x00\x12\x10\n" +
 	"\fSCRIPT_ERROR\x10\x01\x12\x15\n" +
@@ -1360,50 +1512,54 @@ func file_wire_proto_rawDescGZIP() []byte {
 	return file_wire_proto_rawDescData
 }
 
-var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_wire_proto_goTypes = []any{
-	(Code)(0),              // 0: dfd.wire.Code
-	(*Frame)(nil),          // 1: dfd.wire.Frame
-	(*Hello)(nil),          // 2: dfd.wire.Hello
-	(*Request)(nil),        // 3: dfd.wire.Request
-	(*Compile)(nil),        // 4: dfd.wire.Compile
-	(*Jit)(nil),            // 5: dfd.wire.Jit
-	(*PrefetchedCall)(nil), // 6: dfd.wire.PrefetchedCall
-	(*Response)(nil),       // 7: dfd.wire.Response
-	(*Error)(nil),          // 8: dfd.wire.Error
-	(*Stats)(nil),          // 9: dfd.wire.Stats
-	(*Accepted)(nil),       // 10: dfd.wire.Accepted
-	(*Cancel)(nil),         // 11: dfd.wire.Cancel
-	(*AdapterCall)(nil),    // 12: dfd.wire.AdapterCall
-	(*AdapterResult)(nil),  // 13: dfd.wire.AdapterResult
-	(*Log)(nil),            // 14: dfd.wire.Log
-	nil,                    // 15: dfd.wire.Compile.OverlayEntry
-	nil,                    // 16: dfd.wire.Jit.OverlayEntry
+	(CompileMode)(0),       // 0: dfd.wire.CompileMode
+	(Code)(0),              // 1: dfd.wire.Code
+	(*Frame)(nil),          // 2: dfd.wire.Frame
+	(*Hello)(nil),          // 3: dfd.wire.Hello
+	(*Request)(nil),        // 4: dfd.wire.Request
+	(*Compile)(nil),        // 5: dfd.wire.Compile
+	(*Incremental)(nil),    // 6: dfd.wire.Incremental
+	(*Jit)(nil),            // 7: dfd.wire.Jit
+	(*PrefetchedCall)(nil), // 8: dfd.wire.PrefetchedCall
+	(*Response)(nil),       // 9: dfd.wire.Response
+	(*Error)(nil),          // 10: dfd.wire.Error
+	(*Stats)(nil),          // 11: dfd.wire.Stats
+	(*Accepted)(nil),       // 12: dfd.wire.Accepted
+	(*Cancel)(nil),         // 13: dfd.wire.Cancel
+	(*AdapterCall)(nil),    // 14: dfd.wire.AdapterCall
+	(*AdapterResult)(nil),  // 15: dfd.wire.AdapterResult
+	(*Log)(nil),            // 16: dfd.wire.Log
+	nil,                    // 17: dfd.wire.Compile.OverlayEntry
+	nil,                    // 18: dfd.wire.Jit.OverlayEntry
 }
 var file_wire_proto_depIdxs = []int32{
-	2,  // 0: dfd.wire.Frame.hello:type_name -> dfd.wire.Hello
-	3,  // 1: dfd.wire.Frame.request:type_name -> dfd.wire.Request
-	7,  // 2: dfd.wire.Frame.response:type_name -> dfd.wire.Response
-	11, // 3: dfd.wire.Frame.cancel:type_name -> dfd.wire.Cancel
-	12, // 4: dfd.wire.Frame.adapter_call:type_name -> dfd.wire.AdapterCall
-	13, // 5: dfd.wire.Frame.adapter_result:type_name -> dfd.wire.AdapterResult
-	14, // 6: dfd.wire.Frame.log:type_name -> dfd.wire.Log
-	10, // 7: dfd.wire.Frame.accepted:type_name -> dfd.wire.Accepted
-	4,  // 8: dfd.wire.Request.compile:type_name -> dfd.wire.Compile
-	5,  // 9: dfd.wire.Request.jit:type_name -> dfd.wire.Jit
-	15, // 10: dfd.wire.Compile.overlay:type_name -> dfd.wire.Compile.OverlayEntry
-	16, // 11: dfd.wire.Jit.overlay:type_name -> dfd.wire.Jit.OverlayEntry
-	6,  // 12: dfd.wire.Jit.prefetched:type_name -> dfd.wire.PrefetchedCall
-	8,  // 13: dfd.wire.Response.error:type_name -> dfd.wire.Error
-	9,  // 14: dfd.wire.Response.stats:type_name -> dfd.wire.Stats
-	0,  // 15: dfd.wire.Error.code:type_name -> dfd.wire.Code
-	8,  // 16: dfd.wire.AdapterResult.error:type_name -> dfd.wire.Error
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	3,  // 0: dfd.wire.Frame.hello:type_name -> dfd.wire.Hello
+	4,  // 1: dfd.wire.Frame.request:type_name -> dfd.wire.Request
+	9,  // 2: dfd.wire.Frame.response:type_name -> dfd.wire.Response
+	13, // 3: dfd.wire.Frame.cancel:type_name -> dfd.wire.Cancel
+	14, // 4: dfd.wire.Frame.adapter_call:type_name -> dfd.wire.AdapterCall
+	15, // 5: dfd.wire.Frame.adapter_result:type_name -> dfd.wire.AdapterResult
+	16, // 6: dfd.wire.Frame.log:type_name -> dfd.wire.Log
+	12, // 7: dfd.wire.Frame.accepted:type_name -> dfd.wire.Accepted
+	5,  // 8: dfd.wire.Request.compile:type_name -> dfd.wire.Compile
+	7,  // 9: dfd.wire.Request.jit:type_name -> dfd.wire.Jit
+	17, // 10: dfd.wire.Compile.overlay:type_name -> dfd.wire.Compile.OverlayEntry
+	0,  // 11: dfd.wire.Compile.mode:type_name -> dfd.wire.CompileMode
+	18, // 12: dfd.wire.Jit.overlay:type_name -> dfd.wire.Jit.OverlayEntry
+	8,  // 13: dfd.wire.Jit.prefetched:type_name -> dfd.wire.PrefetchedCall
+	10, // 14: dfd.wire.Response.error:type_name -> dfd.wire.Error
+	11, // 15: dfd.wire.Response.stats:type_name -> dfd.wire.Stats
+	6,  // 16: dfd.wire.Response.incremental:type_name -> dfd.wire.Incremental
+	1,  // 17: dfd.wire.Error.code:type_name -> dfd.wire.Code
+	10, // 18: dfd.wire.AdapterResult.error:type_name -> dfd.wire.Error
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -1425,11 +1581,11 @@ func file_wire_proto_init() {
 		(*Request_Compile)(nil),
 		(*Request_Jit)(nil),
 	}
-	file_wire_proto_msgTypes[6].OneofWrappers = []any{
+	file_wire_proto_msgTypes[7].OneofWrappers = []any{
 		(*Response_Result)(nil),
 		(*Response_Error)(nil),
 	}
-	file_wire_proto_msgTypes[12].OneofWrappers = []any{
+	file_wire_proto_msgTypes[13].OneofWrappers = []any{
 		(*AdapterResult_Response)(nil),
 		(*AdapterResult_Error)(nil),
 	}
@@ -1438,8 +1594,8 @@ func file_wire_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   16,
+			NumEnums:      2,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -151,6 +151,17 @@ export interface ProjectCost {
   actionsWithoutFigure: number;
 }
 
+export interface IncrementalStatus {
+  state: string;
+  matched: number;
+  mismatched: number;
+  incremental: number;
+  full: number;
+  lastFull?: string;
+  detail?: string;
+  verifyMs?: number;
+}
+
 export interface StatusProject {
   root: string;
   version: number;
@@ -163,6 +174,7 @@ export interface StatusProject {
   workers?: WorkerStatus;
   metadata?: MetadataStatus;
   cost?: ProjectCost;
+  incremental?: IncrementalStatus;
 }
 
 export interface StatusResult {

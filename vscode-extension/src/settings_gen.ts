@@ -15,6 +15,7 @@ export const SERVER_SETTING_KEYS = [
   "cost.billing",
   "preview.rowsConfirmBytes",
   "compileAsYouType",
+  "incremental",
   "debounceMs",
   "sql.check",
   "logLevel",

@@ -1,0 +1,131 @@
+package daemon_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dfdtools/dfd/workspace"
+)
+
+const trustAfter = 3
+
+// Edits of one definitions file compile incrementally: the first 3 results
+// are compared with full compiles (published: the full ones), then the
+// project is trusted; the previews show each edit.
+func TestIncrementalCompilesBecomeTrusted(t *testing.T) {
+	ws := txtarWorkspace(t, "shop.txtar")
+	s := startServer(t, serverConfig{debounce: 10 * time.Millisecond})
+	s.init(t, ws)
+	stats := filepath.Join(ws, "shop", "definitions", "order_stats.js")
+	if err := s.ed.Open(s.ctx, stats); err != nil {
+		t.Fatal(err)
+	}
+	s.preview(t, stats)
+	prev := "COUNT(*) AS n"
+	for i := range 6 {
+		next := fmt.Sprintf("COUNT(*) AS n%d", i)
+		if err := s.ed.Replace(s.ctx, stats, prev, next); err != nil {
+			t.Fatal(err)
+		}
+		prev = next
+		res := s.preview(t, stats)
+		if len(res.Actions) != 1 || !strings.Contains(res.Actions[0].SQL.Query, next) {
+			t.Fatalf("edit %d: preview %+v", i, res.Actions)
+		}
+		st := projectStatus(t, s.status(t), "/shop").Incremental
+		if st == nil {
+			t.Fatalf("edit %d: no incremental status", i)
+		}
+		want := workspace.IncrementalLearning
+		if i >= trustAfter-1 { // the 3rd match makes it trusted
+			want = workspace.IncrementalTrusted
+		}
+		if st.State != want || st.Mismatched != 0 {
+			t.Errorf("edit %d: incremental status %+v, want state %s", i, st, want)
+		}
+	}
+	st := projectStatus(t, s.status(t), "/shop").Incremental
+	if st.Incremental < 6 || st.Matched < 3 {
+		t.Errorf("after 6 edits of one file: %+v", st)
+	}
+}
+
+// A definitions file that changes an object of includes, which its own
+// action then reads, breaks the assumption of incremental compiles: its
+// rerun sees what its previous run left. The verification catches it, the
+// full result is what the user sees, the project falls back to full
+// compiles (kept across restarts), and the log says which file.
+func TestIncrementalFallsBackWhenAFileMutatesIncludes(t *testing.T) {
+	ws := txtarWorkspace(t, "shop.txtar")
+	root := filepath.Join(ws, "shop")
+	for name, text := range map[string]string{
+		"includes/registry.js":   "module.exports = { seen: [] };\n",
+		"definitions/counter.js": "registry.seen.push(1);\npublish(\"counter_\" + registry.seen.length, { type: \"view\" }).query(\"SELECT 1 AS x\");\n",
+	} {
+		if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(name)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := startServer(t, serverConfig{debounce: 10 * time.Millisecond})
+	s.init(t, ws)
+	counter := filepath.Join(root, "definitions", "counter.js")
+	if err := s.ed.Open(s.ctx, counter); err != nil {
+		t.Fatal(err)
+	}
+	s.preview(t, counter)
+	if err := s.ed.Replace(s.ctx, counter, "SELECT 1 AS x", "SELECT 2 AS x"); err != nil {
+		t.Fatal(err)
+	}
+	res := s.preview(t, counter)
+	if len(res.Actions) != 1 || !strings.HasSuffix(res.Actions[0].Target.Name, "counter_1") || !strings.Contains(res.Actions[0].SQL.Query, "SELECT 2") {
+		t.Fatalf("preview after the edit: %+v (want the full compile's counter_1)", res.Actions)
+	}
+	st := projectStatus(t, s.status(t), "/shop").Incremental
+	if st == nil || st.State != workspace.IncrementalFellBack || st.Mismatched != 1 || !strings.Contains(st.Detail, "definitions/counter.js") {
+		t.Fatalf("incremental status after the mismatch: %+v", st)
+	}
+	if !strings.Contains(s.log.String(), "incremental compiles off for this project") {
+		t.Errorf("no log line says why incremental compiles stopped")
+	}
+	// Full compiles from now on, also after a restart.
+	if err := s.ed.Replace(s.ctx, counter, "SELECT 2 AS x", "SELECT 3 AS x"); err != nil {
+		t.Fatal(err)
+	}
+	if res := s.preview(t, counter); !strings.HasSuffix(res.Actions[0].Target.Name, "counter_1") {
+		t.Errorf("after falling back: %+v", res.Actions)
+	}
+	s2 := startServer(t, serverConfig{debounce: 10 * time.Millisecond})
+	s2.init(t, ws)
+	if err := s2.ed.Open(s2.ctx, counter); err != nil {
+		t.Fatal(err)
+	}
+	s2.preview(t, counter)
+	if st := projectStatus(t, s2.status(t), "/shop").Incremental; st == nil || st.State != workspace.IncrementalFellBack {
+		t.Errorf("after a restart: %+v", st)
+	}
+}
+
+// dfd.incremental false: every compile is a full one.
+func TestIncrementalSettingOff(t *testing.T) {
+	ws := txtarWorkspace(t, "shop.txtar")
+	s := startServer(t, serverConfig{debounce: 10 * time.Millisecond,
+		editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{"incremental": false}})})
+	s.init(t, ws)
+	stats := filepath.Join(ws, "shop", "definitions", "order_stats.js")
+	if err := s.ed.Open(s.ctx, stats); err != nil {
+		t.Fatal(err)
+	}
+	s.preview(t, stats)
+	if err := s.ed.Replace(s.ctx, stats, "COUNT(*) AS n", "COUNT(*) AS m"); err != nil {
+		t.Fatal(err)
+	}
+	s.preview(t, stats)
+	st := projectStatus(t, s.status(t), "/shop").Incremental
+	if st == nil || st.State != workspace.IncrementalOff || st.Incremental != 0 {
+		t.Errorf("incremental status with dfd.incremental false: %+v", st)
+	}
+}
