@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bytes"
+	"strings"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/dfdtools/dfd/bench/projectgen"
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/testkit/incrtest"
 	"github.com/dfdtools/dfd/internal/testkit/testenv"
@@ -131,7 +133,10 @@ func runEdits(t *testing.T, root string, seed uint64, steps int) *incrDriver {
 		}
 		check(fmt.Sprintf("step %d (%s)", i, e))
 	}
-	t.Logf("%s: %d incremental, full: %v", filepath.Base(root), d.incremental, d.full)
+	t.Logf("%d incremental, full: %v", d.incremental, d.full)
+	if d.incremental < steps/2 {
+		t.Errorf("only %d of %d edits compiled incrementally: the test compares too few", d.incremental, steps)
+	}
 	return d
 }
 
@@ -206,4 +211,77 @@ func TestIncrementalFixtures(t *testing.T) {
 			runEdits(t, root, uint64(i+1), incrSteps())
 		})
 	}
+}
+
+// The real projects of testdata/realprojects, 200 edits each.
+func TestIncrementalRealProjects(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(), "testdata", "realprojects")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			root := testenv.ProjectCopy(t, filepath.Join(dir, e.Name()), testenv.CoreVersion)
+			runEdits(t, root, uint64(100+i), incrSteps())
+		})
+	}
+}
+
+// A generated project of 400 actions (bench/projectgen), with JiT actions.
+func TestIncrementalGenerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 400-action project: long")
+	}
+	p, err := projectgen.Plan(projectgen.Options{Actions: 400, Seed: 7, JiT: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	if err := p.Write(src); err != nil {
+		t.Fatal(err)
+	}
+	root := testenv.ProjectCopy(t, src, testenv.CoreVersion)
+	runEdits(t, root, 400, incrSteps())
+}
+
+// FuzzIncremental: a sequence of edits (each byte picks a kind) of the
+// js_api fixture; after each, the incremental result must equal the full
+// compile's. Its corpus is testdata/fuzz/FuzzIncremental.
+func FuzzIncremental(f *testing.F) {
+	f.Add(uint64(1), []byte{0, 1, 2, 3, 4})
+	kinds := incrtest.Kinds()
+	f.Fuzz(func(t *testing.T, seed uint64, ops []byte) {
+		if len(ops) > 12 {
+			ops = ops[:12]
+		}
+		root := testenv.ProjectCopy(t, testenv.Fixture("js_api"), testenv.CoreVersion)
+		p, err := incrtest.Load(root, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := newIncrDriver(t, root)
+		check := func(what string) {
+			full, incr, fullErr, incrErr := d.compile(p.Paths())
+			if fmt.Sprint(fullErr) != fmt.Sprint(incrErr) || !bytes.Equal(full, incr) {
+				t.Fatalf("%s: incremental differs from full (errors %v / %v):\n%s", what, fullErr, incrErr, graphDiff(t, full, incr))
+			}
+		}
+		check("initial compile")
+		var done []string
+		for _, op := range ops {
+			e, ok, err := p.StepKind(kinds[int(op)%len(kinds)])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				continue
+			}
+			done = append(done, e.String())
+			check(strings.Join(done, " → "))
+		}
+	})
 }

@@ -386,3 +386,12 @@ func (p *Project) try(kind string) (Edit, bool) {
 	}
 	return Edit{}, false
 }
+
+// Kinds are every kind of edit, in a fixed order (fuzz inputs index it).
+func Kinds() []string {
+	out := make([]string, len(weights))
+	for i, w := range weights {
+		out[i] = w.kind
+	}
+	return out
+}
