@@ -42,6 +42,7 @@ type incrDriver struct {
 	// (by reason).
 	incremental int
 	full        map[string]int
+	log         func(level, msg string)
 }
 
 func newIncrDriver(t testing.TB, root string) *incrDriver {
@@ -53,7 +54,7 @@ func newIncrDriver(t testing.TB, root string) *incrDriver {
 }
 
 func (d *incrDriver) runtime() *engine.Runtime {
-	rt, err := d.bundle.NewRuntime(engine.Options{Root: d.root})
+	rt, err := d.bundle.NewRuntime(engine.Options{Root: d.root, Log: d.log})
 	if err != nil {
 		d.t.Fatal(err)
 	}

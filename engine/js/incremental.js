@@ -45,7 +45,16 @@
     assertionSets: [], // [target, assertion, file] of actionAssertionMap.set
     pristine: null, // {actions, tests, protos: Map(action → proto)}
     baseline: null, // global names before main()
-    broken: ""
+    broken: "",
+    // The graph stage's work per action: action → {proto, errors, threw,
+    // error} of its last compile(), reused while no target changed
+    // (cacheKey) for actions of files that did not run again.
+    compiled: new Map(),
+    cacheKey: null,
+    caching: false, // the graph stage runs, with compiled consulted
+    reuse: false, // the entries of compiled are valid in this graph stage
+    rerunFile: null,
+    testSet: null
   };
 
   // Names of globals that existed before main(): the host's and the
@@ -120,6 +129,14 @@
         var d = Object.getOwnPropertyDescriptor(p, name);
         if (typeof d.value !== "function" || !d.configurable) return;
         var orig = d.value;
+        if (name === "compile") {
+          d.value = function dfdWatched() {
+            if (!st.caching) return orig.apply(this, arguments);
+            return cachedCompile(this, orig, arguments);
+          };
+          Object.defineProperty(p, name, d);
+          return;
+        }
         d.value = function dfdWatched() {
           if (st.current !== null) {
             var owner = st.actionFile.get(this);
@@ -133,6 +150,44 @@
         Object.defineProperty(p, name, d);
       });
     }
+  }
+
+  // cachedCompile is action.compile() in the graph stage: the result of
+  // the last one when it is valid, else computed and kept. What compile()
+  // pushed to the compilation errors is replayed in the same place.
+  function cachedCompile(action, orig, args) {
+    var errs = st.session.graphErrors.compilationErrors;
+    // A test's compile() reads the query of the dataset it tests, which
+    // may be another file's: tests are always compiled.
+    var c = st.reuse && !st.testSet.has(action) ? st.compiled.get(action) : undefined;
+    if (c !== undefined && st.actionFile.get(action) !== st.rerunFile) {
+      for (var i = 0; i < c.errors.length; i++) errs.push(c.errors[i]);
+      if (c.threw) throw c.error;
+      return clone(c.proto, new Map());
+    }
+    var n = errs.length;
+    var out;
+    try {
+      out = orig.apply(action, args);
+    } catch (e) {
+      st.compiled.set(action, { errors: errs.slice(n), threw: true, error: e });
+      throw e;
+    }
+    st.compiled.set(action, { proto: clone(out, new Map()), errors: errs.slice(n), threw: false });
+    return out;
+  }
+
+  // graphKey says what an action's compile() reads of the others: their
+  // kinds and targets (ref resolution), operations' hasOutput.
+  function graphKey(s) {
+    var parts = [];
+    var add = function (a) {
+      var p = a.proto || {};
+      parts.push((a.constructor && a.constructor.name) + "|" + JSON.stringify(p.target) + "|" + JSON.stringify(p.canonicalTarget) + "|" + (p.hasOutput ? 1 : 0));
+    };
+    s.actions.forEach(add);
+    s.tests.forEach(add);
+    return parts.join("\n");
   }
 
   function jitFields(s) {
@@ -269,7 +324,19 @@
   function dfdGraphStage() {
     var errs = st.session.graphErrors.compilationErrors;
     var n = errs.length;
-    var graph = st.compile();
+    var key = graphKey(st.session);
+    st.reuse = key === st.cacheKey;
+    if (!st.reuse) st.compiled = new Map();
+    st.cacheKey = key;
+    st.testSet = new Set(st.session.tests);
+    st.caching = true;
+    var graph;
+    try {
+      graph = st.compile();
+    } finally {
+      st.caching = false;
+      st.reuse = false;
+    }
     trimStacks(st.session.graphErrors.compilationErrors, n, "at dfdGraphStage (");
     return graph;
   }
@@ -396,6 +463,10 @@
     if (file !== "") {
       var live = new Set(st.pristine.actions.concat(st.pristine.tests));
       st.pristine.protos.forEach(function (_, a) { if (!live.has(a)) st.pristine.protos.delete(a); });
+    }
+    st.rerunFile = file === "" ? null : file;
+    if (file !== "") {
+      st.compiled.forEach(function (_, a) { if (!st.pristine.protos.has(a)) st.compiled.delete(a); });
     }
     var out = st.encode(dfdGraphStage());
     st.broken = "";
