@@ -44,6 +44,8 @@ func IncrementalSource() string { return incrementalSource }
 var (
 	// definitions/*.sqlx|.js are required one by one, errors recorded.
 	incrLoopRE = regexp.MustCompile(`\.sort\(\)\.forEach\(\(([\w$]+)=>\{try\{([\w$]+)\.nativeRequire\(([\w$]+)\)\}catch\(([\w$]+)\)\{([\w$]+)\.compileError\(([\w$]+),([\w$]+)\)\}\}\)\)`)
+	// session.compile()'s check of the whole graph against the proto.
+	incrVerifyRE = regexp.MustCompile(`[\w$]+\.verifyObjectMatchesProto\([\w$]+\.dataform\.CompiledGraph,[\w$]+,[\w$]+\.VerifyProtoErrorBehaviour\.SUGGEST_REPORTING_TO_DATAFORM_TEAM\)`)
 	// the graph stage and the response.
 	incrGraphRE = regexp.MustCompile(`const ([\w$]+)=([\w$]+)\.dataform\.CoreExecutionResponse\.create\(\{compile:\{compiledGraph:([\w$]+)\.compile\(\)\}\}\);`)
 )
@@ -54,9 +56,16 @@ var (
 func patchIncremental(code string) (string, bool) {
 	loops := incrLoopRE.FindAllStringSubmatchIndex(code, -1)
 	graphs := incrGraphRE.FindAllStringSubmatchIndex(code, -1)
-	if len(loops) != 1 || len(graphs) != 1 {
+	verifies := incrVerifyRE.FindAllStringIndex(code, -1)
+	if len(loops) != 1 || len(graphs) != 1 || len(verifies) != 1 {
 		return code, false
 	}
+	// A recompile skips the check of the whole graph: each action's own
+	// check ran when it was compiled, the graph-level one only throws on a
+	// graph core itself built wrong, and the full compile every recompile
+	// is verified against runs it.
+	v := verifies[0]
+	verify := "(global.__dfdSkipGraphVerify||" + code[v[0]:v[1]] + ")"
 	l, gr := loops[0], graphs[0]
 	sub := func(m []int, i int) string { return code[m[2*i]:m[2*i+1]] }
 	e, mod, arg, r, sess, r2, e2 := sub(l, 1), sub(l, 2), sub(l, 3), sub(l, 4), sub(l, 5), sub(l, 6), sub(l, 7)
@@ -69,6 +78,7 @@ func patchIncremental(code string) (string, bool) {
 	out := applyEdits(code, []textEdit{
 		{l[0], l[1], loop},
 		{gr[0], gr[1], graph},
+		{v[0], v[1], verify},
 	})
 	return out, out != code
 }

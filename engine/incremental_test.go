@@ -2,12 +2,12 @@ package engine_test
 
 import (
 	"bytes"
-	"strings"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,7 +46,11 @@ type incrDriver struct {
 }
 
 func newIncrDriver(t testing.TB, root string) *incrDriver {
-	b, err := engine.LoadBundle(filepath.Join(root, "node_modules/@dataform/core/bundle.js"), testenv.CoreVersion)
+	return newIncrDriverCore(t, root, testenv.CoreVersion)
+}
+
+func newIncrDriverCore(t testing.TB, root, version string) *incrDriver {
+	b, err := engine.LoadBundle(filepath.Join(root, "node_modules/@dataform/core/bundle.js"), version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +115,16 @@ func reasonKind(err error) string {
 // byte. It returns the driver for its counts.
 func runEdits(t *testing.T, root string, seed uint64, steps int) *incrDriver {
 	t.Helper()
+	return runEditsCore(t, root, testenv.CoreVersion, seed, steps)
+}
+
+func runEditsCore(t *testing.T, root, version string, seed uint64, steps int) *incrDriver {
+	t.Helper()
 	p, err := incrtest.Load(root, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := newIncrDriver(t, root)
+	d := newIncrDriverCore(t, root, version)
 	check := func(what string) {
 		t.Helper()
 		full, incr, fullErr, incrErr := d.compile(p.Paths())
@@ -180,7 +189,14 @@ func graphDiff(t testing.TB, a, b []byte) string {
 	la, lb := list(ga), list(gb)
 	for i := 0; i < max(len(la), len(lb)); i++ {
 		if i >= len(la) || i >= len(lb) {
-			return fmt.Sprintf("%d items against %d", len(la), len(lb))
+			var ka, kb []string
+			for _, x := range la {
+				ka = append(ka, x.key)
+			}
+			for _, x := range lb {
+				kb = append(kb, x.key)
+			}
+			return fmt.Sprintf("%d items against %d:\nfull: %s\nincremental: %s", len(la), len(lb), strings.Join(ka, "; "), strings.Join(kb, "; "))
 		}
 		if la[i].key != lb[i].key || !proto.Equal(la[i].m, lb[i].m) {
 			return fmt.Sprintf("full: %s %v\nincremental: %s %v", la[i].key, la[i].m, lb[i].key, lb[i].m)
@@ -283,6 +299,40 @@ func FuzzIncremental(f *testing.F) {
 			}
 			done = append(done, e.String())
 			check(strings.Join(done, " → "))
+		}
+	})
+}
+
+// The older 3.x cores we support: the hooks work on 3.0.59; 3.0.52 keeps
+// session.tests in another shape, and its compiles stay full ones.
+func TestIncrementalOlderCores(t *testing.T) {
+	t.Run("3.0.59", func(t *testing.T) {
+		root := testenv.ProjectCopy(t, testenv.Fixture("js_api"), "3.0.59")
+		runEditsCore(t, root, "3.0.59", 5, 40)
+	})
+	t.Run("3.0.52", func(t *testing.T) {
+		root := testenv.ProjectCopy(t, testenv.Fixture("js_api"), "3.0.52")
+		p, err := incrtest.Load(root, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := engine.OpenDir(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer files.Close()
+		d := newIncrDriverCore(t, root, "3.0.52")
+		req := incrRequest(t, root, p.Paths())
+		full, err := d.runtime().Compile(context.Background(), files, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, kept, why, err := d.runtime().CompileKeep(context.Background(), files, req)
+		if err != nil || kept != nil || why == "" {
+			t.Fatalf("core 3.0.52: kept %v, why %q, err %v; want a full compile and a reason", kept != nil, why, err)
+		}
+		if !bytes.Equal(got, full) {
+			t.Errorf("core 3.0.52: the hooked compile differs from the plain one:\n%s", graphDiff(t, full, got))
 		}
 	})
 }

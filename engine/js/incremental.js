@@ -54,12 +54,19 @@
     caching: false, // the graph stage runs, with compiled consulted
     reuse: false, // the entries of compiled are valid in this graph stage
     rerunFile: null,
-    testSet: null
+    testSet: null,
+    inRerun: false
   };
 
   // Names of globals that existed before main(): the host's and the
   // language's. Objects among them are not scanned key by key.
   st.baseline = new Set(Object.getOwnPropertyNames(g));
+
+  // list is an array of the session's, or none (older cores have no
+  // session.tests).
+  function list(a) {
+    return Array.isArray(a) ? a : [];
+  }
 
   function unsafe(file, why) {
     if (!st.unsafe.has(file)) st.unsafe.set(file, why);
@@ -186,7 +193,7 @@
       parts.push((a.constructor && a.constructor.name) + "|" + JSON.stringify(p.target) + "|" + JSON.stringify(p.canonicalTarget) + "|" + (p.hasOutput ? 1 : 0));
     };
     s.actions.forEach(add);
-    s.tests.forEach(add);
+    list(s.tests).forEach(add);
     return parts.join("\n");
   }
 
@@ -196,12 +203,17 @@
 
   function start(s) {
     st.session = s;
+    if (s.tests !== undefined && !Array.isArray(s.tests)) {
+      // Cores before 3.0.57 keep tests by name; recompiles do not know that
+      // shape, so such a core compiles in full.
+      st.broken = "this core keeps session.tests in a form recompiles do not know";
+    }
     var m = s.actionAssertionMap;
     if (m && typeof m.set === "function") installAssertionMap(s, m);
     var f = jitFields(s);
     st.prefix = {
       actions: s.actions.slice(),
-      tests: s.tests.slice(),
+      tests: list(s.tests).slice(),
       errors: s.graphErrors.compilationErrors.slice(),
       jitKeys: f ? Object.keys(f) : [],
       assertionSets: st.assertionSets.length
@@ -231,7 +243,7 @@
   function run(file, closure) {
     var s = st.session;
     var errs = s.graphErrors.compilationErrors;
-    var a0 = s.actions.length, t0 = s.tests.length, e0 = errs.length;
+    var a0 = s.actions.length, t0 = list(s.tests).length, e0 = errs.length;
     var f = jitFields(s);
     var k0 = f ? Object.keys(f).length : 0;
     var as0 = st.assertionSets.length;
@@ -244,13 +256,13 @@
       st.current = null;
     }
     var s2 = st.session;
-    if (g.dataform !== s2 || s2.graphErrors.compilationErrors !== errs || s2.actions.length < a0 || s2.tests.length < t0) {
+    if (g.dataform !== s2 || s2.graphErrors.compilationErrors !== errs || s2.actions.length < a0 || list(s2.tests).length < t0) {
       unsafe(file, "replaces or shrinks core's session state");
     }
     trimStacks(errs, e0, "at dfdRunFile (");
     var rec = {
       actions: s2.actions.slice(a0),
-      tests: s2.tests.slice(t0),
+      tests: list(s2.tests).slice(t0),
       errors: errs.slice(e0),
       jitKeys: f ? Object.keys(f).slice(k0) : [],
       assertionSets: st.assertionSets.slice(as0)
@@ -296,6 +308,7 @@
     return protos;
   }
 
+  hidden("__dfdSkipGraphVerify", false);
   hidden("__dfdRunFile", function (file, closure) {
     if (st.session === null) start(g.dataform);
     st.runners.set(file, closure);
@@ -328,14 +341,16 @@
     st.reuse = key === st.cacheKey;
     if (!st.reuse) st.compiled = new Map();
     st.cacheKey = key;
-    st.testSet = new Set(st.session.tests);
+    st.testSet = new Set(list(st.session.tests));
     st.caching = true;
+    g.__dfdSkipGraphVerify = st.inRerun;
     var graph;
     try {
       graph = st.compile();
     } finally {
       st.caching = false;
       st.reuse = false;
+      g.__dfdSkipGraphVerify = false;
     }
     trimStacks(st.session.graphErrors.compilationErrors, n, "at dfdGraphStage (");
     return graph;
@@ -345,7 +360,7 @@
     if (st.session === null) start(session);
     st.compile = compile;
     st.encode = encode;
-    var actions = session.actions.slice(), tests = session.tests.slice();
+    var actions = session.actions.slice(), tests = list(session.tests).slice();
     st.pristine = {
       actions: actions,
       tests: tests,
@@ -414,7 +429,7 @@
     var keysBefore = pre.jitKeys.concat(concatRecs(0, idx, "jitKeys"));
     var setsBefore = st.assertionSets.slice(0, pre.assertionSets).concat(concatRecs(0, idx, "assertionSets"));
     s.actions = pre.actions.concat(concatRecs(0, idx, "actions"));
-    s.tests = pre.tests.concat(concatRecs(0, idx, "tests"));
+    if (s.tests) s.tests = pre.tests.concat(concatRecs(0, idx, "tests"));
     s.graphErrors.compilationErrors = pre.errors.concat(concatRecs(0, idx, "errors"));
     st.assertionSets = setsBefore;
     rebuildAssertionMap(s, setsBefore);
@@ -448,14 +463,14 @@
       seenKeys.add(laterKeys[i]);
     }
     s.actions = s.actions.concat(concatRecs(from, st.order.length, "actions"));
-    s.tests = s.tests.concat(concatRecs(from, st.order.length, "tests"));
+    if (s.tests) s.tests = s.tests.concat(concatRecs(from, st.order.length, "tests"));
     s.graphErrors.compilationErrors = s.graphErrors.compilationErrors.concat(concatRecs(from, st.order.length, "errors"));
     st.assertionSets = st.assertionSets.concat(concatRecs(from, st.order.length, "assertionSets"));
     rebuildAssertionMap(s, st.assertionSets);
     rebuildJitFields(s, allKeys.concat(laterKeys), values);
     st.pristine = {
       actions: s.actions.slice(),
-      tests: s.tests.slice(),
+      tests: list(s.tests).slice(),
       errors: s.graphErrors.compilationErrors.slice(),
       protos: st.pristine.protos
     };
@@ -468,7 +483,14 @@
     if (file !== "") {
       st.compiled.forEach(function (_, a) { if (!st.pristine.protos.has(a)) st.compiled.delete(a); });
     }
-    var out = st.encode(dfdGraphStage());
+    st.inRerun = true;
+    var graph;
+    try {
+      graph = dfdGraphStage();
+    } finally {
+      st.inRerun = false;
+    }
+    var out = st.encode(graph);
     st.broken = "";
     return out;
   }
