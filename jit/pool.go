@@ -331,6 +331,9 @@ const (
 	affinityNone  = iota
 	affinityKept  // prefer the worker with a kept compile context
 	affinityOther // prefer another
+	// affinityAway: another, even if one must be started (a verification:
+	// it may take as long as the next incremental compile waits).
+	affinityAway
 )
 
 // acquire returns an idle worker, starts one if the pool has room, or
@@ -348,11 +351,15 @@ func (p *Pool) acquire(ctx context.Context, affinity int) (*hostWorker, error) {
 	for n := len(p.idle); n > 0; n = len(p.idle) {
 		i := n - 1 // the most recently used: warm caches, and the others may retire
 		if affinity != affinityNone {
+			found := false
 			for j := n - 1; j >= 0; j-- {
 				if p.idle[j].kept == (affinity == affinityKept) {
-					i = j
+					i, found = j, true
 					break
 				}
+			}
+			if !found && affinity == affinityAway && p.live < p.opts.Workers {
+				break // start another below
 			}
 		}
 		w := p.idle[i]

@@ -79,7 +79,9 @@ func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Result, error) {
 	switch job.Mode {
 	case engine.ModeIncremental:
 		affinity = affinityKept
-	case engine.ModeFullHooked, engine.ModeKeep:
+	case engine.ModeFullHooked:
+		affinity = affinityAway
+	case engine.ModeKeep:
 		affinity = affinityOther
 	}
 	return p.do(ctx, "compile", job.Timeout, job.Log, nil, nil, affinity, func(timeoutMS uint32) *wirepb.Request {
