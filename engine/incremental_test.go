@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -205,9 +206,12 @@ func graphDiff(t testing.TB, a, b []byte) string {
 	return "graphs equal as messages; bytes differ"
 }
 
-// incrSteps is how many edits a differential sequence makes: 200, or 40
-// with -short.
+// incrSteps is how many edits a differential sequence makes: 200, 40
+// with -short, or $DFD_INCR_STEPS.
 func incrSteps() int {
+	if n, err := strconv.Atoi(os.Getenv("DFD_INCR_STEPS")); err == nil && n > 0 {
+		return n
+	}
 	if testing.Short() {
 		return 40
 	}
