@@ -43,12 +43,13 @@ const F = {
   Frame: { hello: 1, request: 2, response: 3, cancel: 4, adapter_call: 5, adapter_result: 6, log: 7, accepted: 8 },
   Hello: { protocol_version: 1, core_version: 2, pid: 3, bundle_path: 4, root: 5, startup_micros: 6, memory_limit_bytes: 7, interrupted_by_sigint: 8 },
   Request: { id: 1, compile: 2, jit: 3 },
-  Compile: { request: 1, root: 2, overlay: 3, timeout_ms: 4 },
+  Compile: { request: 1, root: 2, overlay: 3, timeout_ms: 4, mode: 5 },
   Compile_OverlayEntry: { key: 1, value: 2 },
+  Incremental: { rerun: 1, file: 2, kept: 3, reason: 4 },
   Jit: { request: 1, root: 2, overlay: 3, timeout_ms: 4, prefetched: 5 },
   Jit_OverlayEntry: { key: 1, value: 2 },
   PrefetchedCall: { method: 1, request: 2, response: 3 },
-  Response: { id: 1, result: 2, error: 3, stats: 4 },
+  Response: { id: 1, result: 2, error: 3, stats: 4, incremental: 5 },
   Error: { code: 1, message: 2, stack: 3 },
   Stats: { prepare_micros: 1, wait_micros: 2, run_micros: 3, peak_heap_bytes: 4, requests_served: 5 },
   Accepted: { id: 1 },
@@ -57,6 +58,7 @@ const F = {
   AdapterResult: { call_id: 1, response: 2, error: 3 },
   Log: { request_id: 1, level: 2, message: 3 },
 };
+const COMPILEMODE = { COMPILE_FULL: 0, COMPILE_FULL_HOOKED: 1, COMPILE_KEEP: 2, COMPILE_INCREMENTAL: 3 };
 const CODE = { CODE_UNSPECIFIED: 0, SCRIPT_ERROR: 1, DEADLINE_EXCEEDED: 2, CANCELED: 3, RESOURCE_EXHAUSTED: 4, INVALID_ARGUMENT: 5, INTERNAL: 6, UNAVAILABLE: 7 };
 // @@WIRE-END@@
 const DEFAULT_MAX_FRAME = 64 << 20;
