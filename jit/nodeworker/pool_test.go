@@ -1,6 +1,7 @@
 package nodeworker_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit"
 	dfproject "github.com/dfdtools/dfd/project"
@@ -94,6 +96,15 @@ func TestCompileSmoke(t *testing.T) {
 	res, err := p.Compile(context.Background(), jit.CompileJob{Request: req})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The Node.js worker has no incremental compiles: it compiles in full
+	// and says nothing of them, which the daemon shows as unsupported.
+	inc, err := p.Compile(context.Background(), jit.CompileJob{Request: req, Mode: engine.ModeIncremental})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inc.Incremental != nil || !bytes.Equal(inc.Response, res.Response) {
+		t.Errorf("a compile with ModeIncremental on Node.js: outcome %+v, same bytes %v", inc.Incremental, bytes.Equal(inc.Response, res.Response))
 	}
 	r, err := compile.Decode(res.Response)
 	if err != nil {
