@@ -72,7 +72,10 @@ func patchIncremental(code string) (string, bool) {
 	if arg != e || e2 != e || r2 != r {
 		return code, false
 	}
-	loop := fmt.Sprintf(`.sort().forEach((%[1]s=>{const __dfdRun=()=>{try{%[2]s.nativeRequire(%[1]s)}catch(%[3]s){%[4]s.compileError(%[3]s,%[1]s)}};global.__dfdRunFile?global.__dfdRunFile(%[1]s,__dfdRun):__dfdRun()}))`, e, mod, r, sess)
+	// Without the hooks the original statement runs inline, so that error
+	// stacks of plain compiles have no extra frame.
+	body := fmt.Sprintf(`try{%[2]s.nativeRequire(%[1]s)}catch(%[3]s){%[4]s.compileError(%[3]s,%[1]s)}`, e, mod, r, sess)
+	loop := fmt.Sprintf(`.sort().forEach((%[1]s=>{if(global.__dfdRunFile)return global.__dfdRunFile(%[1]s,()=>{%[2]s});%[2]s}))`, e, body)
 	protos, session := sub(gr, 2), sub(gr, 3)
 	graph := fmt.Sprintf(`const %[3]s=%[1]s.dataform.CoreExecutionResponse.create({compile:{compiledGraph:global.__dfdGraphStage?global.__dfdGraphStage(%[2]s,function(){return %[2]s.compile()},function(__dfdGraph){return %[1]s.dataform.CoreExecutionResponse.encode(%[1]s.dataform.CoreExecutionResponse.create({compile:{compiledGraph:__dfdGraph}})).finish()}):%[2]s.compile()}});`, protos, session, sub(gr, 1))
 	out := applyEdits(code, []textEdit{
