@@ -270,6 +270,7 @@ func (op *openProject) Compile(ctx context.Context, req workspace.CompileRequest
 		},
 		Mode: op.incr.mode(),
 	}
+	op.incr.cancelVerify()
 	res, err := op.runner.Compile(ctx, job)
 	if err == nil {
 		res, err = op.incr.after(ctx, job, res)

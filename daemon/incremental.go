@@ -213,6 +213,18 @@ func (in *incrementalState) status() *workspace.IncrementalStatus {
 	return &st
 }
 
+// cancelVerify cancels the background verification: a newer compile
+// starts, and a verification must never take CPU from it (the newer
+// result is verified instead).
+func (in *incrementalState) cancelVerify() {
+	in.mu.Lock()
+	if in.vcancel != nil {
+		in.vcancel()
+		in.vcancel = nil
+	}
+	in.mu.Unlock()
+}
+
 // stop cancels a background verification and waits for it.
 func (in *incrementalState) stop() {
 	in.mu.Lock()
