@@ -8,17 +8,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dfdtools/dfd/internal/testkit/fakeeditor"
 	"github.com/dfdtools/dfd/workspace"
 )
 
 const trustAfter = 3
+
+// incrementalOn is the editor's configuration that opts in to incremental
+// compiles (dfd.incremental, off by default).
+func incrementalOn() fakeeditor.Config {
+	return fakeeditorConfig(map[string]any{"dfd": map[string]any{"incremental": true}})
+}
 
 // Edits of one definitions file compile incrementally: the first 3 results
 // are compared with full compiles (published: the full ones), then the
 // project is trusted; the previews show each edit.
 func TestIncrementalCompilesBecomeTrusted(t *testing.T) {
 	ws := txtarWorkspace(t, "shop.txtar")
-	s := startServer(t, serverConfig{debounce: 10 * time.Millisecond})
+	s := startServer(t, serverConfig{debounce: 10 * time.Millisecond, editor: incrementalOn()})
 	s.init(t, ws)
 	stats := filepath.Join(ws, "shop", "definitions", "order_stats.js")
 	if err := s.ed.Open(s.ctx, stats); err != nil {
@@ -70,7 +77,7 @@ func TestIncrementalFallsBackWhenAFileMutatesIncludes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := startServer(t, serverConfig{debounce: 10 * time.Millisecond})
+	s := startServer(t, serverConfig{debounce: 10 * time.Millisecond, editor: incrementalOn()})
 	s.init(t, ws)
 	counter := filepath.Join(root, "definitions", "counter.js")
 	if err := s.ed.Open(s.ctx, counter); err != nil {
@@ -98,7 +105,7 @@ func TestIncrementalFallsBackWhenAFileMutatesIncludes(t *testing.T) {
 	if res := s.preview(t, counter); !strings.HasSuffix(res.Actions[0].Target.Name, "counter_1") {
 		t.Errorf("after falling back: %+v", res.Actions)
 	}
-	s2 := startServer(t, serverConfig{debounce: 10 * time.Millisecond})
+	s2 := startServer(t, serverConfig{debounce: 10 * time.Millisecond, editor: incrementalOn()})
 	s2.init(t, ws)
 	if err := s2.ed.Open(s2.ctx, counter); err != nil {
 		t.Fatal(err)
@@ -109,23 +116,29 @@ func TestIncrementalFallsBackWhenAFileMutatesIncludes(t *testing.T) {
 	}
 }
 
-// dfd.incremental false: every compile is a full one.
+// dfd.incremental false, and by default: every compile is a full one.
 func TestIncrementalSettingOff(t *testing.T) {
-	ws := txtarWorkspace(t, "shop.txtar")
-	s := startServer(t, serverConfig{debounce: 10 * time.Millisecond,
-		editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{"incremental": false}})})
-	s.init(t, ws)
-	stats := filepath.Join(ws, "shop", "definitions", "order_stats.js")
-	if err := s.ed.Open(s.ctx, stats); err != nil {
-		t.Fatal(err)
-	}
-	s.preview(t, stats)
-	if err := s.ed.Replace(s.ctx, stats, "COUNT(*) AS n", "COUNT(*) AS m"); err != nil {
-		t.Fatal(err)
-	}
-	s.preview(t, stats)
-	st := projectStatus(t, s.status(t), "/shop").Incremental
-	if st == nil || st.State != workspace.IncrementalOff || st.Incremental != 0 {
-		t.Errorf("incremental status with dfd.incremental false: %+v", st)
+	for name, editor := range map[string]fakeeditor.Config{
+		"false":   fakeeditorConfig(map[string]any{"dfd": map[string]any{"incremental": false}}),
+		"default": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ws := txtarWorkspace(t, "shop.txtar")
+			s := startServer(t, serverConfig{debounce: 10 * time.Millisecond, editor: editor})
+			s.init(t, ws)
+			stats := filepath.Join(ws, "shop", "definitions", "order_stats.js")
+			if err := s.ed.Open(s.ctx, stats); err != nil {
+				t.Fatal(err)
+			}
+			s.preview(t, stats)
+			if err := s.ed.Replace(s.ctx, stats, "COUNT(*) AS n", "COUNT(*) AS m"); err != nil {
+				t.Fatal(err)
+			}
+			s.preview(t, stats)
+			st := projectStatus(t, s.status(t), "/shop").Incremental
+			if st == nil || st.State != workspace.IncrementalOff || st.Incremental != 0 {
+				t.Errorf("incremental status with dfd.incremental %s: %+v", name, st)
+			}
+		})
 	}
 }
