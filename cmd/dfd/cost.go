@@ -29,26 +29,42 @@ type (
 // estimateCosts dry-runs every action's statements (jit: the JiT actions'
 // responses) against the warehouse's BigQuery, within timeout.
 func estimateCosts(ctx context.Context, wh *checkWarehouse, g *dataformpb.CompiledGraph, jit map[string]*dataformpb.JitCompilationResponse, p drycost.Pricing, timeout time.Duration) *costReport {
+	svc, reason := costService(wh)
+	if svc == nil {
+		return drycost.NotAvailable(reason, p)
+	}
+	defer svc.Close()
+	return estimateWith(ctx, svc, g, jit, p, timeout)
+}
+
+// costService is the dry-run service of the warehouse's BigQuery, or
+// nil and why there is none. The caller closes it.
+func costService(wh *checkWarehouse) (*drycost.Service, string) {
 	switch {
 	case wh.snapshot != "":
-		return drycost.NotAvailable("the metadata source is a snapshot (--metadata): cost needs BigQuery's dry runs", p)
+		return nil, "the metadata source is a snapshot (--metadata): cost needs BigQuery's dry runs"
 	case wh.offline:
-		return drycost.NotAvailable("no BigQuery (--offline): cost needs BigQuery's dry runs", p)
+		return nil, "no BigQuery (--offline): cost needs BigQuery's dry runs"
 	case wh.bigquery == nil:
 		reason := "BigQuery could not be opened"
 		if wh.connectErr != nil {
 			reason += ": " + wh.connectErr.Error()
 		}
-		return drycost.NotAvailable(reason, p)
+		return nil, reason
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	svc := drycost.New(drycost.Options{
+	return drycost.New(drycost.Options{
 		Verifier:    policy.Policy{Mode: policy.Check}.Wrap(wh.bigquery).(adapters.Verifier),
 		Metadata:    wh.cache,
 		Concurrency: 8,
-	})
-	defer svc.Close()
+	}), ""
+}
+
+// estimateWith is estimateCosts with a service of the caller's, which
+// dry-runs a statement it has seen before only when a table it reads
+// was rebuilt since.
+func estimateWith(ctx context.Context, svc *drycost.Service, g *dataformpb.CompiledGraph, jit map[string]*dataformpb.JitCompilationResponse, p drycost.Pricing, timeout time.Duration) *costReport {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	rep, err := svc.Report(ctx, drycost.Actions(g, jit), drycost.Defined(g), p)
 	if err != nil {
 		return drycost.NotAvailable(fmt.Sprintf("BigQuery's dry runs did not finish within %s", timeout), p)

@@ -30,21 +30,7 @@ func costProject(t *testing.T) string {
 // and the reads of p.d.a (not built) with BigQuery's "Not found".
 func costStandIn(t *testing.T) *bqrecorder.Server {
 	return bqrecorder.Start(t, bqrecorder.Options{
-		Bytes: func(stmt string) int64 {
-			switch {
-			case strings.Contains(stmt, "jit_id"):
-				return 7 << 20 // the SQL the JiT action's code produced
-			case strings.Contains(stmt, "WHERE id > 10"):
-				return 100 << 20
-			case strings.Contains(stmt, "IS NULL"):
-				return 512 << 20
-			case strings.Contains(stmt, "name AS n"):
-				return 1 << 30
-			case strings.Contains(stmt, "id, name"):
-				return 3 << 30
-			}
-			return 2 << 30 // the incremental table's full refresh
-		},
+		Bytes: costBytes,
 		DryRunError: func(stmt string) *bqrecorder.Fault {
 			if strings.Contains(stmt, "`p.d.a`") {
 				return bqrecorder.TableNotFound("p.d.a")
@@ -52,6 +38,23 @@ func costStandIn(t *testing.T) *bqrecorder.Server {
 			return nil
 		},
 	})
+}
+
+// costBytes is costStandIn's figure for a statement of costProject.
+func costBytes(stmt string) int64 {
+	switch {
+	case strings.Contains(stmt, "jit_id"):
+		return 7 << 20 // the SQL the JiT action's code produced
+	case strings.Contains(stmt, "WHERE id > 10"):
+		return 100 << 20
+	case strings.Contains(stmt, "IS NULL"):
+		return 512 << 20
+	case strings.Contains(stmt, "name AS n"):
+		return 1 << 30
+	case strings.Contains(stmt, "id, name"):
+		return 3 << 30
+	}
+	return 2 << 30 // the incremental table's full refresh
 }
 
 // dfd check --cost --json: each action's figure is the stand-in's

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dfdtools/dfd/adapters"
+	"github.com/dfdtools/dfd/adapters/drycost"
 	"github.com/dfdtools/dfd/changes"
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/gsql"
@@ -39,16 +40,20 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) int {
 	noJit := fs.Bool("no-jit", false, "do not run JiT actions' code to analyse the SQL it produces")
 	timeout := fs.String("timeout", "", "time allowed for each compilation, e.g. 30s, 2m (default 60s, as the CLI)")
 	metadataTimeout := fs.String("metadata-timeout", "", "time allowed for BigQuery's metadata in all, e.g. 20s, 2m (default 60s)")
+	withCost := fs.Bool("cost", false, "also dry-run both revisions' actions in BigQuery and report what one run costs at BASE and at HEAD, and the actions whose figure changed")
+	pricePerTiB := fs.Float64("price-per-tib", drycost.DefaultPricePerTiB, "on-demand price in US dollars per TiB processed, for --cost")
+	billing := fs.String("billing", billingOnDemand, "billing model for --cost: on-demand (bytes and dollars) or capacity (bytes only)")
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: dfd diff [BASE] [HEAD] [--project DIR] [--format text|markdown|json|github] [--fail-on breaking] [--metadata FILE | --offline]")
+		fmt.Fprintln(env.stderr, "Usage: dfd diff [BASE] [HEAD] [--project DIR] [--format text|markdown|json|github] [--fail-on breaking] [--metadata FILE | --offline] [--cost]")
 		fmt.Fprintln(env.stderr, "Compiles the project at two git revisions and analyses both with GoogleSQL against the")
 		fmt.Fprintln(env.stderr, "same warehouse metadata, then reports each action added, removed, renamed or changed:")
 		fmt.Fprintln(env.stderr, "output columns, config, SQL changed in meaning or only in layout, and the downstream")
 		fmt.Fprintln(env.stderr, "actions and columns that read what was removed, renamed or retyped. Each change is")
 		fmt.Fprintln(env.stderr, "breaking, non-breaking or metadata-only. BASE defaults to the merge base with the")
 		fmt.Fprintln(env.stderr, "default branch (origin/HEAD, else main, else master); HEAD to the working tree as saved.")
-		fmt.Fprintln(env.stderr, "Nothing is checked out: revisions are read from git's objects.")
+		fmt.Fprintln(env.stderr, "Nothing is checked out: revisions are read from git's objects. With --cost and BigQuery,")
+		fmt.Fprintln(env.stderr, "both revisions are dry-run against the warehouse as it is now.")
 		fmt.Fprintln(env.stderr, "Exit status: 0; 1 a change of --fail-on's category or worse; 2 usage; 3 could not compare.")
 		fs.PrintDefaults()
 	}
@@ -75,6 +80,12 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) int {
 		if !contains([]string{string(changes.Breaking), string(changes.NonBreaking), string(changes.MetadataOnly)}, *failOn) {
 			return usageErr("--fail-on %q: want breaking, non-breaking or metadata-only", *failOn)
 		}
+	}
+	if *billing != billingOnDemand && *billing != billingCapacity {
+		return usageErr("--billing %q: want on-demand or capacity", *billing)
+	}
+	if *pricePerTiB < 0 {
+		return usageErr("--price-per-tib %v: want a price of 0 or more", *pricePerTiB)
 	}
 	if *offlineOnly && (*endpoint != "" || *credsFile != "") {
 		return usageErr("--offline and --endpoint/--credentials are mutually exclusive")
@@ -181,7 +192,14 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) int {
 		return fail("%v", err)
 	}
 	rep.Notes = append(append(append([]string{}, base.notes...), head.notes...), rep.Notes...)
-	if err := writeDiff(env.stdout, rep, *format, repo.prefix); err != nil {
+	var cost *drycost.Comparison
+	if *withCost {
+		cost = diffCosts(ctx, wh, base, head, drycost.Pricing{Billing: *billing, PricePerTiB: *pricePerTiB}, mdTimeout)
+		if !cost.Available {
+			fmt.Fprintf(env.stderr, "dfd diff: cost not available: %s\n", cost.Reason)
+		}
+	}
+	if err := writeDiff(env.stdout, rep, cost, *format, repo.prefix); err != nil {
 		return fail("%v", err)
 	}
 	if *format != "json" {
@@ -215,7 +233,28 @@ func failsOn(rep *changes.Report, c changes.Category) bool {
 type diffSide struct {
 	rev   changes.Revision
 	res   *compile.Result
+	jit   map[string]*dataformpb.JitCompilationResponse // the SQL its JiT actions produced
 	notes []string
+}
+
+// diffCosts dry-runs both sides' actions with one service, so that a
+// statement the change left alone is dry-run once.
+func diffCosts(ctx context.Context, wh *checkWarehouse, base, head *diffSide, p drycost.Pricing, timeout time.Duration) *drycost.Comparison {
+	svc, reason := costService(wh)
+	if svc == nil {
+		return drycost.NotComparable(reason, p)
+	}
+	defer svc.Close()
+	side := func(s *diffSide) *drycost.Report {
+		switch {
+		case s.res == nil: // no project at this revision: nothing runs
+			return estimateWith(ctx, svc, &dataformpb.CompiledGraph{}, nil, p, timeout)
+		case len(s.res.Errors()) > 0:
+			return drycost.NotAvailable(s.rev.Label+" has compilation errors: its actions are not all in the graph", p)
+		}
+		return estimateWith(ctx, svc, s.res.Graph, s.jit, p, timeout)
+	}
+	return drycost.Compare(side(base), side(head), p)
 }
 
 // compileWorkTree compiles the project as saved on disk.
@@ -294,6 +333,7 @@ func (s *diffSide) analyse(ctx context.Context, env *cmdEnv, checker *sqlcheck.C
 		opts.Metadata, opts.MissingIsCertain = source, missingIsCertain
 		if runJit {
 			opts.Jit, _ = runJitForCheck(ctx, env, dir, s.res, source)
+			s.jit = opts.Jit
 		}
 	}
 	out, err := checker.Check(ctx, s.res.Graph, opts)

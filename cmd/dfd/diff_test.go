@@ -295,7 +295,7 @@ func checkDiffFormats(t *testing.T, step string, rep *changes.Report) {
 	t.Helper()
 	for _, format := range []string{"text", "markdown", "github"} {
 		var buf bytes.Buffer
-		if err := writeDiff(&buf, rep, format, ""); err != nil {
+		if err := writeDiff(&buf, rep, nil, format, ""); err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
 		out := buf.String()

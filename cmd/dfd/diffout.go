@@ -6,26 +6,37 @@ import (
 	"io"
 	"strings"
 
+	"github.com/dfdtools/dfd/adapters/drycost"
 	"github.com/dfdtools/dfd/changes"
 )
 
-// writeDiff prints rep in format; prefix is the project's directory in
-// the repository, which GitHub's annotations name files from.
-func writeDiff(w io.Writer, rep *changes.Report, format, prefix string) error {
+// writeDiff prints rep and, with --cost, cost in format; prefix is the
+// project's directory in the repository, which GitHub's annotations name
+// files from.
+func writeDiff(w io.Writer, rep *changes.Report, cost *drycost.Comparison, format, prefix string) error {
 	switch format {
 	case "json":
-		b, err := json.MarshalIndent(rep, "", "  ")
+		b, err := json.MarshalIndent(struct {
+			*changes.Report
+			Cost *drycost.Comparison `json:"cost,omitempty"`
+		}{rep, cost}, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(append(b, '\n'))
 		return err
 	case "markdown":
-		return writeDiffMarkdown(w, rep)
+		writeDiffMarkdown(w, rep)
+		writeCostMarkdown(w, cost)
+		return nil
 	case "github":
-		return writeDiffGitHub(w, rep, prefix)
+		writeDiffGitHub(w, rep, prefix)
+		writeCostGitHub(w, cost)
+		return nil
 	}
-	return writeDiffText(w, rep)
+	writeDiffText(w, rep)
+	writeCostText(w, cost)
+	return nil
 }
 
 // summary is "2 breaking, 1 non-breaking, 0 metadata-only".
@@ -118,11 +129,11 @@ func oneLine(s string) string {
 	return strings.Join(strings.Split(s, "\n"), "; ")
 }
 
-func writeDiffText(w io.Writer, rep *changes.Report) error {
+func writeDiffText(w io.Writer, rep *changes.Report) {
 	fmt.Fprintf(w, "dfd diff: %s → %s: %s\n", rep.Base, rep.Head, summary(rep))
 	if len(rep.Changes) == 0 {
 		fmt.Fprintln(w, "no change")
-		return nil
+		return
 	}
 	for _, cat := range changes.Categories {
 		first := true
@@ -140,7 +151,6 @@ func writeDiffText(w io.Writer, rep *changes.Report) error {
 			}
 		}
 	}
-	return nil
 }
 
 // mdCell escapes a Markdown table cell.
@@ -149,7 +159,7 @@ func mdCell(s string) string {
 	return strings.ReplaceAll(s, "\n", " ")
 }
 
-func writeDiffMarkdown(w io.Writer, rep *changes.Report) error {
+func writeDiffMarkdown(w io.Writer, rep *changes.Report) {
 	fmt.Fprintf(w, "## dfd diff: %s → %s\n\n", mdCell(rep.Base), mdCell(rep.Head))
 	fmt.Fprintf(w, "%s\n", summary(rep))
 	if len(rep.Changes) == 0 {
@@ -196,7 +206,6 @@ func writeDiffMarkdown(w io.Writer, rep *changes.Report) error {
 		}
 		fmt.Fprintln(w, "\n</details>")
 	}
-	return nil
 }
 
 func htmlEscape(s string) string {
@@ -207,7 +216,7 @@ func htmlEscape(s string) string {
 // annotation per changed column and config field on its line at HEAD,
 // else one per change on the action's line. A removed action has no line
 // at HEAD: its annotation names the file as it was.
-func writeDiffGitHub(w io.Writer, rep *changes.Report, prefix string) error {
+func writeDiffGitHub(w io.Writer, rep *changes.Report, prefix string) {
 	for _, c := range rep.Changes {
 		file := prefix + c.File
 		title := "dfd diff: " + string(c.Category) + ": " + c.Action
@@ -242,7 +251,6 @@ func writeDiffGitHub(w io.Writer, rep *changes.Report, prefix string) error {
 			emit(c.Category == changes.Breaking, c.Line, headline(c)+"\n"+strings.Join(details(c), "\n"))
 		}
 	}
-	return nil
 }
 
 // impactLine names the readers, for an annotation.
