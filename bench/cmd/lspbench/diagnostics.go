@@ -51,82 +51,133 @@ func runDiagnostics(ctx context.Context, dfd, root, file string, runs int, serve
 	}
 	defer s.close(ctx)
 	res := &diagnosticsResult{Project: root, ServeArgs: strings.Join(serveArgs, " "), DebounceMs: debounceMs, EditedFile: rel(root, file)}
-	open, err := s.open(ctx, root)
+	d, open, err := openDiffer(ctx, s, root, file, false)
 	if err != nil {
 		return nil, err
 	}
 	res.OpenMs = ms(open)
-	if err := s.ed.Open(ctx, file); err != nil {
-		return nil, s.fail(err)
-	}
-	text := s.ed.Text(file)
-	if !strings.HasPrefix(text, "config {") {
-		return nil, fmt.Errorf("%s does not start with a config block", file)
-	}
-	u := uri.File(file)
-	isBroken := func(ds []protocol.Diagnostic) bool {
-		for _, d := range ds {
-			if strings.Contains(fakeeditor.Message(d), brokenProperty) {
-				return true
-			}
-		}
-		return false
-	}
-	const fixed, broken = "config {", "config {\n  " + brokenProperty + ": \"lspbench\","
-	// toggle makes the edit that changes the diagnostics and returns how
-	// long until they show it.
-	toggle := func() (time.Duration, error) {
-		st := s.ed.Snapshot()
-		published, wasBroken := st.Published[u], isBroken(st.Diagnostics[u])
-		old, repl := fixed, broken
-		if wasBroken {
-			old, repl = broken, fixed
-		}
-		start := time.Now()
-		if err := s.ed.Replace(ctx, file, old, repl); err != nil {
-			return 0, err
-		}
-		err := s.ed.Await(ctx, "diagnostics of "+rel(root, file), func(st *fakeeditor.State) bool {
-			return st.Published[u] > published && isBroken(st.Diagnostics[u]) != wasBroken
-		})
-		return time.Since(start), err
-	}
 	// One untimed round first.
 	for i := -1; i < runs; i++ {
 		time.Sleep(pause)
-		d, err := toggle()
+		t, err := d.toggle(ctx)
 		if err != nil {
 			return nil, s.fail(err)
 		}
 		if i >= 0 {
-			res.AfterPauseMs = append(res.AfterPauseMs, ms(d))
+			res.AfterPauseMs = append(res.AfterPauseMs, ms(t))
 		}
 	}
 	if typing > 0 {
-		// Keystrokes go into a comment line at the end of the file.
-		const marker = "-- lspbench typing "
-		typed := ""
-		if err := s.ed.SetText(ctx, file, strings.TrimRight(s.ed.Text(file), "\n")+"\n"+marker+"\n"); err != nil {
+		if err := d.startTyping(ctx); err != nil {
 			return nil, s.fail(err)
 		}
 		for i := -1; i < runs; i++ {
 			time.Sleep(pause)
-			for k := 0; k < typing-1; k++ {
-				if err := s.ed.Replace(ctx, file, marker+typed+"\n", marker+typed+"x\n"); err != nil {
-					return nil, s.fail(err)
-				}
-				typed += "x"
-				time.Sleep(typingGap)
-			}
-			d, err := toggle()
+			t, err := d.burst(ctx, typing, typingGap)
 			if err != nil {
 				return nil, s.fail(err)
 			}
 			if i >= 0 {
-				res.TypingMs = append(res.TypingMs, ms(d))
+				res.TypingMs = append(res.TypingMs, ms(t))
 			}
 		}
 	}
 	res.AfterPause, res.Typing = percentiles(res.AfterPauseMs), percentiles(res.TypingMs)
 	return res, nil
+}
+
+// differ makes edits of one open .sqlx file that change its diagnostics
+// and times them: didChange → the publishDiagnostics that shows them.
+type differ struct {
+	s          *session
+	root, file string
+	u          uri.URI
+	// sqlToo makes every toggle change the action's SQL as well (a comment
+	// line with a counter), so that each edit has a statement BigQuery has
+	// not seen: -mode cost, where a dry run follows every edit.
+	sqlToo bool
+	edits  int
+	typed  string
+}
+
+const typingMarker = "-- lspbench typing "
+
+// openDiffer initializes s on root, waits for its first compile (how long
+// that took is returned) and opens file.
+func openDiffer(ctx context.Context, s *session, root, file string, sqlToo bool) (*differ, time.Duration, error) {
+	open, err := s.open(ctx, root)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := s.ed.Open(ctx, file); err != nil {
+		return nil, 0, s.fail(err)
+	}
+	if !strings.HasPrefix(s.ed.Text(file), "config {") {
+		return nil, 0, fmt.Errorf("%s does not start with a config block", file)
+	}
+	return &differ{s: s, root: root, file: file, u: uri.File(file), sqlToo: sqlToo}, open, nil
+}
+
+func isBroken(ds []protocol.Diagnostic) bool {
+	for _, d := range ds {
+		if strings.Contains(fakeeditor.Message(d), brokenProperty) {
+			return true
+		}
+	}
+	return false
+}
+
+// toggle makes the edit that changes the diagnostics (adding or removing
+// an unknown config property) and returns how long until they show it.
+func (d *differ) toggle(ctx context.Context) (time.Duration, error) {
+	const fixed, broken = "config {", "config {\n  " + brokenProperty + ": \"lspbench\","
+	ed := d.s.ed
+	st := ed.Snapshot()
+	published, wasBroken := st.Published[d.u], isBroken(st.Diagnostics[d.u])
+	old, repl := fixed, broken
+	if wasBroken {
+		old, repl = broken, fixed
+	}
+	d.edits++
+	start := time.Now()
+	var err error
+	if d.sqlToo {
+		// One didChange with both changes: the whole text.
+		text := strings.Replace(ed.Text(d.file), old, repl, 1)
+		prev, next := fmt.Sprintf("\n-- lspbench edit %d\n", d.edits-1), fmt.Sprintf("\n-- lspbench edit %d\n", d.edits)
+		if strings.Contains(text, prev) {
+			text = strings.Replace(text, prev, next, 1)
+		} else {
+			text = strings.TrimRight(text, "\n") + next
+		}
+		start = time.Now()
+		err = ed.SetText(ctx, d.file, text)
+	} else {
+		err = ed.Replace(ctx, d.file, old, repl)
+	}
+	if err != nil {
+		return 0, err
+	}
+	err = ed.Await(ctx, "diagnostics of "+rel(d.root, d.file), func(st *fakeeditor.State) bool {
+		return st.Published[d.u] > published && isBroken(st.Diagnostics[d.u]) != wasBroken
+	})
+	return time.Since(start), err
+}
+
+// startTyping adds the comment line the keystrokes of burst go into.
+func (d *differ) startTyping(ctx context.Context) error {
+	return d.s.ed.SetText(ctx, d.file, strings.TrimRight(d.s.ed.Text(d.file), "\n")+"\n"+typingMarker+"\n")
+}
+
+// burst types n-1 keystrokes gap apart into the comment line, then makes
+// the toggle edit and returns how long its diagnostics took.
+func (d *differ) burst(ctx context.Context, n int, gap time.Duration) (time.Duration, error) {
+	for k := 0; k < n-1; k++ {
+		if err := d.s.ed.Replace(ctx, d.file, typingMarker+d.typed+"\n", typingMarker+d.typed+"x\n"); err != nil {
+			return 0, err
+		}
+		d.typed += "x"
+		time.Sleep(gap)
+	}
+	return d.toggle(ctx)
 }

@@ -20,11 +20,14 @@ import (
 //     the end of a burst of keystrokes (diagnosticsResult);
 //   - -mode requests: hover, definition, completion, document and
 //     workspace symbols on a big unsaved .sqlx buffer while a compile of
-//     it runs and after (requestsResult).
+//     it runs and after (requestsResult);
+//   - -mode cost: edit → diagnostics with the metadata source snapshot
+//     and with bigquery against a stand-in that answers in
+//     -bigquery-latency, side by side in one run (costResult).
 var (
-	mode       = flag.String("mode", "preview", "what to measure: preview, diagnostics or requests")
+	mode       = flag.String("mode", "preview", "what to measure: preview, diagnostics, cost or requests")
 	bigBytes   = flag.Int("big-sqlx-bytes", 2<<20, "-mode requests: size of the big .sqlx buffer")
-	debounceMs = flag.Int("debounce-ms", 0, "-mode diagnostics: dfd.debounceMs to send (0: send no settings, the server's defaults)")
+	debounceMs = flag.Int("debounce-ms", 0, "-mode diagnostics and cost: dfd.debounceMs to send (0: send no settings, the server's defaults)")
 	pause      = flag.Duration("pause", 300*time.Millisecond, "-mode diagnostics: pause before each edit")
 	typing     = flag.Int("typing", 5, "-mode diagnostics: keystrokes per burst (0: no bursts)")
 	typingGap  = flag.Duration("typing-gap", 60*time.Millisecond, "-mode diagnostics: time between keystrokes of a burst")
@@ -46,10 +49,12 @@ func runMode(ctx context.Context, mode, dfd, project string, runs int, serveArgs
 		switch mode {
 		case "diagnostics":
 			res, err = runDiagnostics(ctx, dfd, root, file, runs, serveArgs, *debounceMs, *pause, *typingGap, *typing)
+		case "cost":
+			res, err = runCost(ctx, dfd, root, file, runs, serveArgs, *debounceMs, *pause, *typingGap, *typing)
 		case "requests":
 			res, err = runRequests(ctx, dfd, root, file, runs, *bigBytes, serveArgs)
 		default:
-			err = fmt.Errorf("unknown -mode %q (preview, diagnostics, requests)", mode)
+			err = fmt.Errorf("unknown -mode %q (preview, diagnostics, cost, requests)", mode)
 		}
 	}
 	if err != nil {

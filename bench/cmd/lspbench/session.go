@@ -25,9 +25,13 @@ type session struct {
 
 // startSession starts `dfd serve serveArgs…`; settings (nil: none, so the
 // server's defaults apply) are sent as initializationOptions and answered
-// to workspace/configuration.
-func startSession(ctx context.Context, dfd string, serveArgs []string, settings map[string]any) (*session, error) {
+// to workspace/configuration; env (KEY=value) is added to this process's
+// environment.
+func startSession(ctx context.Context, dfd string, serveArgs []string, settings map[string]any, env ...string) (*session, error) {
 	cmd := exec.Command(dfd, append([]string{"serve"}, serveArgs...)...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err

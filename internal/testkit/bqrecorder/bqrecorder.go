@@ -73,6 +73,11 @@ type Options struct {
 	// (milliseconds since the epoch). Default: every table exists, with
 	// no lastModifiedTime.
 	Table func(project, dataset, table string) (lastModifiedMs int64, exists bool)
+	// Latency holds every answer (a fault's included) this long after the
+	// request is recorded, as a distant BigQuery would: bench/cmd/lspbench
+	// uses it to show that dry runs stay off the diagnostics path. A client
+	// that gives up ends the wait.
+	Latency time.Duration
 }
 
 // SQLError is BigQuery's answer to a dry run of SQL it refuses: 400
@@ -176,7 +181,8 @@ type Server struct {
 	srv  *httptest.Server
 	up   *httputil.ReverseProxy
 
-	closing chan struct{} // closed when the test ends: hung requests end
+	closing   chan struct{} // closed by Close: hung requests end
+	closeOnce sync.Once
 
 	mu        sync.Mutex // guards reqs, cancelled and override
 	override  *Fault     // SetFault's
@@ -188,6 +194,17 @@ type Server struct {
 // Start starts a Server on a loopback port; it stops when the test ends.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
+	s, err := Listen(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Listen starts a Server on a loopback port outside a test (a bench
+// command); its caller stops it with Close.
+func Listen(opts Options) (*Server, error) {
 	if opts.StatementType == nil {
 		opts.StatementType = func(string) string { return "SELECT" }
 	}
@@ -195,17 +212,22 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.Upstream != "" {
 		u, err := url.Parse(opts.Upstream)
 		if err != nil {
-			t.Fatalf("bqrecorder: upstream %q: %v", opts.Upstream, err)
+			return nil, fmt.Errorf("bqrecorder: upstream %q: %w", opts.Upstream, err)
 		}
 		s.up = httputil.NewSingleHostReverseProxy(u)
 	}
 	s.srv = httptest.NewServer(s)
 	s.URL = s.srv.URL
-	t.Cleanup(func() {
+	return s, nil
+}
+
+// Close stops the server: requests still held (a hang, a latency) end
+// first, then it waits for every handler.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
 		close(s.closing) // before Close, which waits for every request
 		s.srv.Close()
 	})
-	return s
 }
 
 // Cancels returns the job ids of the jobs.cancel requests so far, in order.
@@ -306,6 +328,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	jobSlow := len(parts) == 4 && (parts[2] == "queries" || parts[2] == "jobs") && s.slow[parts[3]]
 	s.mu.Unlock()
 
+	if s.opts.Latency > 0 {
+		t := time.NewTimer(s.opts.Latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		case <-s.closing:
+			t.Stop()
+			return
+		}
+	}
 	if rec.Fault != nil {
 		s.fault(w, r, rec.Fault)
 		return

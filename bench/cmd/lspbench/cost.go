@@ -1,0 +1,159 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dfdtools/dfd/internal/testkit/bqrecorder"
+)
+
+// costResult is what -mode cost prints: edit → diagnostics (as -mode
+// diagnostics measures it) on two `dfd serve` processes running side by
+// side on the same project, one with the metadata source `snapshot`, the
+// other with `bigquery` against a bqrecorder stand-in that holds every
+// answer -bigquery-latency, so that cost figures (a dry run after every
+// edit that changes an action's SQL) are being fetched while the next edit
+// is made. The edits alternate between the two (ABBA order) so that the
+// load of a shared machine falls on both alike.
+type costResult struct {
+	Project    string `json:"project"`
+	ServeArgs  string `json:"serveArgs"`
+	DebounceMs int    `json:"debounceMs,omitempty"`
+	EditedFile string `json:"editedFile"`
+	Snapshot   string `json:"snapshot"` // the snapshot variant's file
+	LatencyMs  int64  `json:"latencyMs"`
+	// DryRuns are the dry runs the stand-in answered over the session
+	// (the bigquery variant's cost figures), Requests all its requests.
+	DryRuns  int           `json:"dryRuns"`
+	Requests int           `json:"requests"`
+	Variants []costVariant `json:"variants"`
+}
+
+type costVariant struct {
+	Source       string      `json:"source"` // snapshot or bigquery
+	OpenMs       float64     `json:"openMs"`
+	AfterPauseMs []float64   `json:"afterPauseMs"`
+	AfterPause   Percentiles `json:"afterPause"`
+	TypingMs     []float64   `json:"typingMs"`
+	Typing       Percentiles `json:"typing"`
+}
+
+var (
+	bqLatency = flag.Duration("bigquery-latency", 200*time.Millisecond, "-mode cost: how long the BigQuery stand-in holds every answer")
+	snapshot  = flag.String("snapshot", "", "-mode cost: the snapshot variant's file (default: the project's metadata.json, else an empty snapshot)")
+)
+
+func runCost(ctx context.Context, dfd, root, file string, runs int, serveArgs []string, debounceMs int, pause, typingGap time.Duration, typing int) (*costResult, error) {
+	scratch, err := os.MkdirTemp("", "lspbench-cost-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	snap := *snapshot
+	if snap == "" {
+		snap = filepath.Join(root, "metadata.json")
+		if _, err := os.Stat(snap); err != nil {
+			// No snapshot of the warehouse: an empty one, which answers
+			// that it knows no table.
+			snap = filepath.Join(scratch, "empty-snapshot.json")
+			if err := os.WriteFile(snap, []byte(`{"tables": []}`+"\n"), 0o644); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if snap, err = filepath.Abs(snap); err != nil {
+		return nil, err
+	}
+	rec, err := bqrecorder.Listen(bqrecorder.Options{Latency: *bqLatency})
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Close()
+
+	variants := []struct {
+		source   string
+		settings map[string]any
+	}{
+		{"snapshot", map[string]any{"metadata": map[string]any{"source": "snapshot", "snapshot": snap}}},
+		{"bigquery", map[string]any{"metadata": map[string]any{"source": "bigquery"}, "bigquery": map[string]any{"endpoint": rec.URL}}},
+	}
+	res := &costResult{Project: root, ServeArgs: strings.Join(serveArgs, " "), DebounceMs: debounceMs, EditedFile: rel(root, file),
+		Snapshot: snap, LatencyMs: bqLatency.Milliseconds()}
+	ds := make([]*differ, len(variants))
+	for i, v := range variants {
+		if debounceMs > 0 {
+			v.settings["debounceMs"] = debounceMs
+		}
+		// Each daemon gets a cache directory of its own: the metadata and
+		// cost caches start empty, and neither reads the other's.
+		cache := filepath.Join(scratch, "cache-"+v.source)
+		s, err := startSession(ctx, dfd, serveArgs, v.settings, "XDG_CACHE_HOME="+cache, "DFD_BIGQUERY_ENDPOINT=")
+		if err != nil {
+			return nil, err
+		}
+		defer s.close(ctx)
+		d, open, err := openDiffer(ctx, s, root, file, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", v.source, err)
+		}
+		ds[i] = d
+		res.Variants = append(res.Variants, costVariant{Source: v.source, OpenMs: ms(open)})
+	}
+	// order alternates which variant goes first (ABBA…), so that neither
+	// always follows the other's edit.
+	order := func(round int) []int {
+		if round%2 == 0 {
+			return []int{0, 1}
+		}
+		return []int{1, 0}
+	}
+	// One untimed round first.
+	for r := -1; r < runs; r++ {
+		for _, i := range order(r + 1) {
+			time.Sleep(pause)
+			t, err := ds[i].toggle(ctx)
+			if err != nil {
+				return nil, ds[i].s.fail(fmt.Errorf("%s: %w", variants[i].source, err))
+			}
+			if r >= 0 {
+				res.Variants[i].AfterPauseMs = append(res.Variants[i].AfterPauseMs, ms(t))
+			}
+		}
+	}
+	if typing > 0 {
+		for _, d := range ds {
+			if err := d.startTyping(ctx); err != nil {
+				return nil, d.s.fail(err)
+			}
+		}
+		for r := -1; r < runs; r++ {
+			for _, i := range order(r + 1) {
+				time.Sleep(pause)
+				t, err := ds[i].burst(ctx, typing, typingGap)
+				if err != nil {
+					return nil, ds[i].s.fail(fmt.Errorf("%s: %w", variants[i].source, err))
+				}
+				if r >= 0 {
+					res.Variants[i].TypingMs = append(res.Variants[i].TypingMs, ms(t))
+				}
+			}
+		}
+	}
+	for i := range res.Variants {
+		v := &res.Variants[i]
+		v.AfterPause, v.Typing = percentiles(v.AfterPauseMs), percentiles(v.TypingMs)
+	}
+	res.DryRuns, res.Requests = len(rec.DryRuns()), len(rec.Requests())
+
+	if res.DryRuns == 0 {
+		return nil, ds[1].s.fail(fmt.Errorf("the bigquery variant sent no dry run: no cost figures were fetched, the comparison would show nothing"))
+	}
+	return res, nil
+}
