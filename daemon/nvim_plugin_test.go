@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dfdtools/dfd/adapters/drycost"
+	"github.com/dfdtools/dfd/internal/testkit/bqrecorder"
 	"github.com/dfdtools/dfd/internal/testkit/testenv"
 )
 
@@ -30,8 +32,10 @@ import (
 // :write; every code lens of the JiT action and of the view running through
 // vim.lsp.codelens.run(); :DfdGraph's tree and <CR>; :DfdLineage of the
 // column under the cursor; :DfdStatus; <C-x><C-o> completing a column;
-// :DfdRefreshMetadata; a project without metadata.json opening with no
-// error and no metadata source; :checkhealth dfd. As a package, the start
+// :DfdRefreshMetadata; :DfdCost saying why there is no figure with the
+// snapshot, and showing the figure of a recording BigQuery stand-in with
+// metadata source bigquery; a project without metadata.json opening with
+// no error and no metadata source; :checkhealth dfd. As a package, the start
 // and the preview only.
 func TestNeovimPlugin(t *testing.T) {
 	if testing.Short() {
@@ -63,6 +67,12 @@ func TestNeovimPlugin(t *testing.T) {
 				if err := os.Remove(filepath.Join(bare, "metadata.json")); err != nil {
 					t.Fatal(err)
 				}
+				// :DfdCost against the recording stand-in: every statement
+				// 5 GiB, so the figure the plugin shows is BigQuery's.
+				costRoot := testenv.ProjectCopy(t, filepath.Join(testenv.RepoRoot(), "examples", "clickstream"), testenv.CoreVersion)
+				const costBytes = 5 << 30
+				rec := bqrecorder.Start(t, bqrecorder.Options{Bytes: func(string) int64 { return costBytes }})
+				costLabel := "≈ " + drycost.FormatBytes(costBytes) + " · " + drycost.FormatUSD(drycost.Cost(costBytes, drycost.DefaultPricePerTiB))
 				dataHome := t.TempDir()
 				args := []string{"--headless", "--clean", "--cmd", "set rtp^=" + plugin}
 				env := []string{}
@@ -82,7 +92,7 @@ func TestNeovimPlugin(t *testing.T) {
 				result := filepath.Join(t.TempDir(), "result.txt")
 				cmd := exec.Command(nvim, append(args, "-c", "luafile "+script)...)
 				cmd.Env = append(append(os.Environ(), env...), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
-					"DFD_PROJECT="+root, "DFD_BARE="+bare, "DFD_PLUGIN="+plugin, "DFD_TMP="+t.TempDir(), "DFD_RESULT="+result,
+					"DFD_PROJECT="+root, "DFD_BARE="+bare, "DFD_COST_PROJECT="+costRoot, "DFD_BQ_ENDPOINT="+rec.URL, "DFD_COST_LABEL="+costLabel, "DFD_PLUGIN="+plugin, "DFD_TMP="+t.TempDir(), "DFD_RESULT="+result,
 					"XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+dataHome, "XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 				runNeovim(t, cmd, result)
 			})

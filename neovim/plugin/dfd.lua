@@ -31,6 +31,7 @@ command("DfdRows", "dfd.rows", "command", {
   nargs = "?", complete = function() return { "query", "table" } end,
   desc = "dfd: rows of the action under the cursor: its query's, or [table] its built table's",
 })
+command("DfdCost", "dfd.cost", "command", { desc = "dfd: cost of one run of the action under the cursor and of the project" })
 
 -- Code lens commands (vim.lsp.codelens.run) and dfd/previewChanged, for
 -- every dfd client, however it was started.

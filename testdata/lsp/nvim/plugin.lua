@@ -6,7 +6,10 @@
 -- Environment: DFD_PROJECT (a copy of examples/clickstream with its
 -- metadata.json and a core), DFD_BARE (the same without metadata.json),
 -- DFD_PLUGIN (the plugin directory), DFD_TMP (a scratch directory),
--- DFD_RESULT (file receiving the report). It waits on conditions with
+-- DFD_RESULT (file receiving the report), DFD_COST_PROJECT (another copy,
+-- given metadata source bigquery against the recording stand-in at
+-- DFD_BQ_ENDPOINT) and DFD_COST_LABEL (the code lens text of the stand-in's
+-- figure for one statement). It waits on conditions with
 -- vim.wait (no fixed sleeps) and ends with "N passed, N failed".
 
 local report = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':h') .. '/report.lua')
@@ -91,7 +94,7 @@ local ok, err = pcall(function()
   local hok, herr = pcall(vim.cmd, 'helptags ' .. vim.fn.fnameescape(docdir))
   local tags = table.concat(vim.fn.readfile(docdir .. '/tags'), '\n')
   check('helptags', hok, herr)
-  for _, tag in ipairs({ 'dfd', ':DfdPreview', ':DfdGraph', ':DfdLineage', ':DfdStatus', ':DfdRefreshMetadata', 'dfd-keymaps', 'dfd.setup()' }) do
+  for _, tag in ipairs({ 'dfd', ':DfdPreview', ':DfdGraph', ':DfdLineage', ':DfdStatus', ':DfdRefreshMetadata', ':DfdCost', 'dfd-keymaps', 'dfd.setup()' }) do
     check('help tag ' .. tag, tags:find('^' .. vim.pesc(tag) .. '\t') or tags:find('\n' .. vim.pesc(tag) .. '\t'), tags)
   end
 
@@ -278,6 +281,22 @@ local ok, err = pcall(function()
   vim.wait(20000, function() return #notes > before end, 50)
   check(':DfdRefreshMetadata', notes[#notes] and notes[#notes].msg:find('(snapshot): 10 refreshed', 1, true) ~= nil, vim.inspect(notes[#notes]))
 
+  -- :DfdCost with the snapshot: no figure, and the server's reason.
+  -- The reason comes with the compile's cost phase, after its diagnostics
+  -- (the refresh above recompiled): ask until it is there.
+  local campaigns = edit(root .. '/definitions/sources/campaigns.sqlx')
+  local msg = ''
+  vim.wait(60000, function()
+    before = #notes
+    vim.cmd('DfdCost')
+    vim.wait(10000, function() return #notes > before end, 50)
+    msg = notes[#notes] and notes[#notes].msg or ''
+    return msg:find('not available', 1, true) ~= nil
+  end, 200)
+  check(':DfdCost with a snapshot: not available', msg:find('acme-clickstream.clicks.campaigns: not available: ', 1, true) ~= nil
+    and msg:find('\nproject: not available: ', 1, true) ~= nil and msg:find('$', 1, true) == nil, msg)
+  vim.api.nvim_buf_delete(campaigns, {})
+
   -- A project without metadata.json opens with no error; the status says
   -- the server's default applies.
   local bare_top = bare .. '/definitions/top_countries.sqlx'
@@ -313,17 +332,41 @@ local ok, err = pcall(function()
     local pattern = vim.pesc(want):gsub('^OK ', 'OK:? ')
     check(':checkhealth dfd says ' .. want, health:find(pattern) ~= nil, health)
   end
+  -- :DfdCost with BigQuery (the stand-in): the action's figure is the
+  -- stand-in's, the project's total is there.
+  local dfd = require('dfd')
+  local cost_root, endpoint = os.getenv('DFD_COST_PROJECT'), os.getenv('DFD_BQ_ENDPOINT')
+  dfd.setup({ settings = function(r)
+    if r == cost_root then return { metadata = { source = 'bigquery' }, bigquery = { endpoint = endpoint } } end
+    return {}
+  end })
+  local cb = edit(cost_root .. '/definitions/sources/campaigns.sqlx')
+  local cc = dfd_client(cb)
+  check('cost project: own client', cc ~= nil and cc.config.root_dir == cost_root, cc and cc.config.root_dir)
+  local want = 'acme-clickstream.clicks.campaigns: ' .. os.getenv('DFD_COST_LABEL') .. '\n'
+  msg = ''
+  -- The figures come after the compile's diagnostics: ask until they are there.
+  vim.wait(60000, function()
+    before = #notes
+    vim.cmd('DfdCost')
+    vim.wait(10000, function() return #notes > before end, 50)
+    msg = notes[#notes] and notes[#notes].msg or ''
+    return msg:find(want, 1, true) ~= nil and msg:find('\nproject: ≈ ', 1, true) ~= nil
+  end, 200)
+  check(':DfdCost with BigQuery: the stand-in\'s figure and the total', msg:find(want, 1, true) ~= nil
+    and msg:find('\nproject: ≈ ', 1, true) ~= nil, msg .. '\nwant ' .. want)
+  vim.cmd('edit ' .. vim.fn.fnameescape(jit_path))
+
   -- Per-project settings: a function of the root; what the settings name
   -- wins over the snapshot found in the project.
-  local dfd = require('dfd')
   dfd.setup({ settings = function(r)
     if r == bare then return { metadata = { source = 'bigquery' }, logLevel = 'debug' } end
     return { dfd = { logLevel = 'warn' } }
   end })
-  local sb, cb = dfd.settings_for(bare)
+  local sb, chb = dfd.settings_for(bare)
   local sr, cr = dfd.settings_for(root)
   check('settings per project: bare', sb.dfd.metadata.source == 'bigquery' and sb.dfd.logLevel == 'debug'
-    and cb == 'from your settings: source bigquery', vim.inspect({ sb, cb }))
+    and chb == 'from your settings: source bigquery', vim.inspect({ sb, chb }))
   check('settings per project: snapshot found', sr.dfd.logLevel == 'warn' and sr.dfd.metadata.source == 'snapshot'
     and sr.dfd.metadata.snapshot == 'metadata.json', vim.inspect({ sr, cr }))
   dfd.setup({ snapshot = false })
