@@ -15,13 +15,15 @@ import (
 )
 
 // costResult is what -mode cost prints: edit → diagnostics (as -mode
-// diagnostics measures it) on two `dfd serve` processes running side by
-// side on the same project, one with the metadata source `snapshot`, the
-// other with `bigquery` against a bqrecorder stand-in that holds every
-// answer -bigquery-latency, so that cost figures (a dry run after every
-// edit that changes an action's SQL) are being fetched while the next edit
-// is made. The edits alternate between the two (ABBA order) so that the
-// load of a shared machine falls on both alike.
+// diagnostics measures it) on three `dfd serve` processes running side by
+// side on the same project: the metadata source `snapshot`; `bigquery`
+// against a bqrecorder stand-in that holds every answer -bigquery-latency,
+// with dfd.cost.enabled false (no dry runs); and the same with cost
+// figures on, so that a dry run follows every edit that changes an
+// action's SQL and is in flight when the next edit comes. The second is
+// the control that tells the dry runs' share from the metadata source's.
+// The edits rotate between the three (each round starts with the next
+// one) so that the load of a shared machine falls on all alike.
 type costResult struct {
 	Project    string `json:"project"`
 	ServeArgs  string `json:"serveArgs"`
@@ -30,7 +32,7 @@ type costResult struct {
 	Snapshot   string `json:"snapshot"` // the snapshot variant's file
 	LatencyMs  int64  `json:"latencyMs"`
 	// DryRuns are the dry runs the stand-in answered over the session
-	// (the bigquery variant's cost figures), Requests all its requests.
+	// (the cost figures of the last variant), Requests all its requests.
 	DryRuns  int           `json:"dryRuns"`
 	Requests int           `json:"requests"`
 	Variants []costVariant `json:"variants"`
@@ -38,6 +40,7 @@ type costResult struct {
 
 type costVariant struct {
 	Source       string      `json:"source"` // snapshot or bigquery
+	Cost         bool        `json:"cost"`   // dfd.cost.enabled
 	OpenMs       float64     `json:"openMs"`
 	AfterPauseMs []float64   `json:"afterPauseMs"`
 	AfterPause   Percentiles `json:"afterPause"`
@@ -77,12 +80,18 @@ func runCost(ctx context.Context, dfd, root, file string, runs int, serveArgs []
 	}
 	defer rec.Close()
 
+	bq := func(cost bool) map[string]any {
+		return map[string]any{"metadata": map[string]any{"source": "bigquery"}, "bigquery": map[string]any{"endpoint": rec.URL},
+			"cost": map[string]any{"enabled": cost}}
+	}
 	variants := []struct {
 		source   string
+		cost     bool
 		settings map[string]any
 	}{
-		{"snapshot", map[string]any{"metadata": map[string]any{"source": "snapshot", "snapshot": snap}}},
-		{"bigquery", map[string]any{"metadata": map[string]any{"source": "bigquery"}, "bigquery": map[string]any{"endpoint": rec.URL}}},
+		{"snapshot", false, map[string]any{"metadata": map[string]any{"source": "snapshot", "snapshot": snap}}},
+		{"bigquery", false, bq(false)},
+		{"bigquery", true, bq(true)},
 	}
 	res := &costResult{Project: root, ServeArgs: strings.Join(serveArgs, " "), DebounceMs: debounceMs, EditedFile: rel(root, file),
 		Snapshot: snap, LatencyMs: bqLatency.Milliseconds()}
@@ -93,7 +102,7 @@ func runCost(ctx context.Context, dfd, root, file string, runs int, serveArgs []
 		}
 		// Each daemon gets a cache directory of its own: the metadata and
 		// cost caches start empty, and neither reads the other's.
-		cache := filepath.Join(scratch, "cache-"+v.source)
+		cache := filepath.Join(scratch, fmt.Sprintf("cache-%d", i))
 		s, err := startSession(ctx, dfd, serveArgs, v.settings, "XDG_CACHE_HOME="+cache, "DFD_BIGQUERY_ENDPOINT=")
 		if err != nil {
 			return nil, err
@@ -104,15 +113,16 @@ func runCost(ctx context.Context, dfd, root, file string, runs int, serveArgs []
 			return nil, fmt.Errorf("%s: %w", v.source, err)
 		}
 		ds[i] = d
-		res.Variants = append(res.Variants, costVariant{Source: v.source, OpenMs: ms(open)})
+		res.Variants = append(res.Variants, costVariant{Source: v.source, Cost: v.cost, OpenMs: ms(open)})
 	}
-	// order alternates which variant goes first (ABBA…), so that neither
-	// always follows the other's edit.
+	// order rotates which variant goes first, so that none always follows
+	// the same other's edit.
 	order := func(round int) []int {
-		if round%2 == 0 {
-			return []int{0, 1}
+		out := make([]int, len(ds))
+		for k := range out {
+			out[k] = (round + k) % len(ds)
 		}
-		return []int{1, 0}
+		return out
 	}
 	// One untimed round first.
 	for r := -1; r < runs; r++ {
@@ -153,7 +163,7 @@ func runCost(ctx context.Context, dfd, root, file string, runs int, serveArgs []
 	res.DryRuns, res.Requests = len(rec.DryRuns()), len(rec.Requests())
 
 	if res.DryRuns == 0 {
-		return nil, ds[1].s.fail(fmt.Errorf("the bigquery variant sent no dry run: no cost figures were fetched, the comparison would show nothing"))
+		return nil, ds[2].s.fail(fmt.Errorf("the bigquery variant with cost figures sent no dry run: no cost figures were fetched, the comparison would show nothing"))
 	}
 	return res, nil
 }

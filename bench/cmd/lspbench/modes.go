@@ -21,9 +21,10 @@ import (
 //   - -mode requests: hover, definition, completion, document and
 //     workspace symbols on a big unsaved .sqlx buffer while a compile of
 //     it runs and after (requestsResult);
-//   - -mode cost: edit → diagnostics with the metadata source snapshot
-//     and with bigquery against a stand-in that answers in
-//     -bigquery-latency, side by side in one run (costResult).
+//   - -mode cost: edit → diagnostics with the metadata source snapshot,
+//     and bigquery against a stand-in that answers in -bigquery-latency
+//     without and with cost figures (dry runs), side by side in one run
+//     (costResult).
 var (
 	mode       = flag.String("mode", "preview", "what to measure: preview, diagnostics, cost or requests")
 	bigBytes   = flag.Int("big-sqlx-bytes", 2<<20, "-mode requests: size of the big .sqlx buffer")
