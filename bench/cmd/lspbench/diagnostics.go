@@ -102,6 +102,10 @@ type differ struct {
 
 const typingMarker = "-- lspbench typing "
 
+// editTimeout bounds the wait for one edit's diagnostics: minutes more
+// than the slowest compile measured (3,000 actions, ≈2 s).
+const editTimeout = 2 * time.Minute
+
 // openDiffer initializes s on root, waits for its first compile (how long
 // that took is returned) and opens file.
 func openDiffer(ctx context.Context, s *session, root, file string, sqlToo bool) (*differ, time.Duration, error) {
@@ -158,9 +162,17 @@ func (d *differ) toggle(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	err = ed.Await(ctx, "diagnostics of "+rel(d.root, d.file), func(st *fakeeditor.State) bool {
+	// Bounded, so that a server that loses an edit (publishes nothing
+	// for it, or an older state) fails the run with its stderr instead of
+	// holding it until -timeout.
+	actx, cancel := context.WithTimeout(ctx, editTimeout)
+	defer cancel()
+	err = ed.Await(actx, "diagnostics of "+rel(d.root, d.file), func(st *fakeeditor.State) bool {
 		return st.Published[d.u] > published && isBroken(st.Diagnostics[d.u]) != wasBroken
 	})
+	if err != nil && actx.Err() != nil && ctx.Err() == nil {
+		err = fmt.Errorf("edit %d: no diagnostics showing it within %v: the server lost the edit: %w", d.edits, editTimeout, err)
+	}
 	return time.Since(start), err
 }
 
