@@ -6,8 +6,10 @@
 # holding every answer BENCH_COST_LATENCY_MS, with dfd.cost.enabled false; and
 # the same with cost figures on, whose dry runs are in flight when the next
 # edit comes (lspbench -mode cost). The second tells the dry runs' share from
-# the metadata source's. The edits rotate between the three daemons in the same
-# run, so that a shared machine's load falls on all alike.
+# the metadata source's. The edits go in blocks of 5 per daemon, rotating
+# between the three in the same run, so that a shared machine's load falls on
+# all alike; within a block each edit comes BENCH_COST_PAUSE_MS after the same
+# daemon's previous diagnostics, so that its dry run is still in flight.
 #
 # Projects: the shipped example (examples/clickstream, with its snapshot) and
 # a generated project (with an empty snapshot: it has none).
@@ -20,8 +22,9 @@
 #   BENCH_COST_RUNS        edits of each kind per daemon (default 20)
 #   BENCH_COST_SIZE        the generated project's size (default 400; empty: skip it)
 #   BENCH_COST_LATENCY_MS  how long the stand-in holds each answer (default 200)
-#   BENCH_COST_PAUSE_MS    pause before each edit (default 100: less than the latency, so
-#                          that the previous edit's dry run is still in flight)
+#   BENCH_COST_PAUSE_MS    pause before each edit (default 160: less than the latency, so
+#                          that the previous edit's dry run is still in flight, and more
+#                          than the 150 ms debounce, so that an edit is one after a pause)
 #   BENCH_SEED             generator seed (default 1)
 #   BENCH_DFD              a dfd binary to measure instead of building one
 #   BENCH_OUT              the markdown file to write (default bench/results/cost.md)
@@ -32,7 +35,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 runs=${BENCH_COST_RUNS:-20}
 size=${BENCH_COST_SIZE-400}
 latency=${BENCH_COST_LATENCY_MS:-200}
-pause=${BENCH_COST_PAUSE_MS:-100}
+pause=${BENCH_COST_PAUSE_MS:-160}
 seed=${BENCH_SEED:-1}
 out=${BENCH_OUT:-$repo/bench/results/cost.md}
 core_version=3.0.62 # testenv.CoreVersion
@@ -95,13 +98,15 @@ mkdir -p "$(dirname "$out")"
   echo "once on the same project: metadata source \`snapshot\`; \`bigquery\` against the recording stand-in"
   echo "(\`internal/testkit/bqrecorder\`) holding every answer ${latency} ms, with \`dfd.cost.enabled\` false; and the same with"
   echo "cost figures on. Each edit adds or removes an unknown config property (core's error) and changes the action's"
-  echo "SQL, so each valid text is dry-run for its figure; edits are ${pause} ms apart, less than the stand-in's latency,"
-  echo "so the previous edit's dry run is in flight. The edits rotate between the three daemons in the same run."
-  echo "\"After a pause\": one edit; \"typing\": the last of 5 keystrokes 60 ms apart. $runs of each per daemon, after"
-  echo "one untimed; milliseconds, p50 (p95)."
+  echo "SQL, so each valid text is dry-run for its figure. The edits go in blocks of 5 per daemon, rotating between the"
+  echo "three in the same run; within a block each edit comes ${pause} ms after the same daemon's previous diagnostics, less"
+  echo "than the stand-in's latency, so the previous edit's dry run can be in flight (\"in flight\": the timed edits made"
+  echo "while the stand-in held a request; an edit that breaks the config has no statement to dry-run, so the next one"
+  echo "finds none). \"After a pause\": one edit; \"typing\": the last of 5 keystrokes 60 ms apart. $runs of each per"
+  echo "daemon, after one untimed; milliseconds, p50 (p95)."
   echo
-  echo "| project | metadata source | cost figures | after a pause p50 (p95) | typing p50 (p95) | dry runs answered |"
-  echo "|---|---|---|---:|---:|---:|"
+  echo "| project | metadata source | cost figures | after a pause p50 (p95) | typing p50 (p95) | dry runs answered | edits with a dry run in flight |"
+  echo "|---|---|---|---:|---:|---:|---:|"
   for p in "${projects[@]}"; do
     node -e '
       const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
@@ -110,7 +115,8 @@ mkdir -p "$(dirname "$out")"
         const src = v.source === "bigquery" ? `bigquery, ${r.latencyMs} ms a call` : "snapshot";
         const cost = v.source === "bigquery" ? (v.cost ? "on" : "off") : "none";
         const n = v.cost ? String(r.dryRuns) : "";
-        process.stdout.write(`| ${process.argv[2]} | ${src} | ${cost} | ${f(v.afterPause)} | ${f(v.typing)} | ${n} |\n`);
+        const fl = v.cost ? `${v.inFlightEdits || 0} of ${v.afterPause.n + v.typing.n}` : "";
+        process.stdout.write(`| ${process.argv[2]} | ${src} | ${cost} | ${f(v.afterPause)} | ${f(v.typing)} | ${n} | ${fl} |\n`);
       }
     ' "$work/cost-$p.json" "$p"
   done

@@ -39,17 +39,22 @@ type costResult struct {
 }
 
 type costVariant struct {
-	Source       string      `json:"source"` // snapshot or bigquery
-	Cost         bool        `json:"cost"`   // dfd.cost.enabled
-	OpenMs       float64     `json:"openMs"`
-	AfterPauseMs []float64   `json:"afterPauseMs"`
-	AfterPause   Percentiles `json:"afterPause"`
-	TypingMs     []float64   `json:"typingMs"`
-	Typing       Percentiles `json:"typing"`
+	Source string `json:"source"` // snapshot or bigquery
+	Cost   bool   `json:"cost"`   // dfd.cost.enabled
+	// InFlightEdits are the timed edits (of the variant with cost
+	// figures) made while the stand-in held a request: a dry run was in
+	// flight.
+	InFlightEdits int         `json:"inFlightEdits,omitempty"`
+	OpenMs        float64     `json:"openMs"`
+	AfterPauseMs  []float64   `json:"afterPauseMs"`
+	AfterPause    Percentiles `json:"afterPause"`
+	TypingMs      []float64   `json:"typingMs"`
+	Typing        Percentiles `json:"typing"`
 }
 
 var (
 	bqLatency = flag.Duration("bigquery-latency", 200*time.Millisecond, "-mode cost: how long the BigQuery stand-in holds every answer")
+	costBlock = flag.Int("cost-block", 5, "-mode cost: edits per daemon before the next one's")
 	snapshot  = flag.String("snapshot", "", "-mode cost: the snapshot variant's file (default: the project's metadata.json, else an empty snapshot)")
 )
 
@@ -115,27 +120,41 @@ func runCost(ctx context.Context, dfd, root, file string, runs int, serveArgs []
 		ds[i] = d
 		res.Variants = append(res.Variants, costVariant{Source: v.source, Cost: v.cost, OpenMs: ms(open)})
 	}
-	// order rotates which variant goes first, so that none always follows
-	// the same other's edit.
-	order := func(round int) []int {
-		out := make([]int, len(ds))
-		for k := range out {
-			out[k] = (round + k) % len(ds)
+	// The edits go in blocks of -cost-block per daemon, each block's
+	// first daemon rotating: within a block an edit comes -pause after
+	// the same daemon's previous diagnostics, so that its dry run is in
+	// flight (the stand-in says whether it was), and the blocks are short
+	// enough that a shared machine's load falls on all three alike.
+	type edit func(d *differ) (time.Duration, error)
+	session := func(what string, do edit, record func(i int, t time.Duration, inFlight bool)) error {
+		n := runs + 1 // one untimed first
+		for first := 0; first < n; first += *costBlock {
+			for k := range ds {
+				i := (first / *costBlock + k) % len(ds)
+				for e := first; e < min(first+*costBlock, n); e++ {
+					time.Sleep(pause)
+					inFlight := rec.Holding() > 0
+					t, err := do(ds[i])
+					if err != nil {
+						return ds[i].s.fail(fmt.Errorf("%s (%s, cost %v): %w", what, variants[i].source, variants[i].cost, err))
+					}
+					if e > 0 {
+						record(i, t, inFlight)
+					}
+				}
+			}
 		}
-		return out
+		return nil
 	}
-	// One untimed round first.
-	for r := -1; r < runs; r++ {
-		for _, i := range order(r + 1) {
-			time.Sleep(pause)
-			t, err := ds[i].toggle(ctx)
-			if err != nil {
-				return nil, ds[i].s.fail(fmt.Errorf("%s: %w", variants[i].source, err))
-			}
-			if r >= 0 {
-				res.Variants[i].AfterPauseMs = append(res.Variants[i].AfterPauseMs, ms(t))
-			}
+	err = session("after a pause", func(d *differ) (time.Duration, error) { return d.toggle(ctx) }, func(i int, t time.Duration, inFlight bool) {
+		v := &res.Variants[i]
+		v.AfterPauseMs = append(v.AfterPauseMs, ms(t))
+		if inFlight && v.Cost {
+			v.InFlightEdits++
 		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	if typing > 0 {
 		for _, d := range ds {
@@ -143,17 +162,15 @@ func runCost(ctx context.Context, dfd, root, file string, runs int, serveArgs []
 				return nil, d.s.fail(err)
 			}
 		}
-		for r := -1; r < runs; r++ {
-			for _, i := range order(r + 1) {
-				time.Sleep(pause)
-				t, err := ds[i].burst(ctx, typing, typingGap)
-				if err != nil {
-					return nil, ds[i].s.fail(fmt.Errorf("%s: %w", variants[i].source, err))
-				}
-				if r >= 0 {
-					res.Variants[i].TypingMs = append(res.Variants[i].TypingMs, ms(t))
-				}
+		err = session("typing", func(d *differ) (time.Duration, error) { return d.burst(ctx, typing, typingGap) }, func(i int, t time.Duration, inFlight bool) {
+			v := &res.Variants[i]
+			v.TypingMs = append(v.TypingMs, ms(t))
+			if inFlight && v.Cost {
+				v.InFlightEdits++
 			}
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	for i := range res.Variants {

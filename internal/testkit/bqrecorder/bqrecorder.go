@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,6 +184,7 @@ type Server struct {
 
 	closing   chan struct{} // closed by Close: hung requests end
 	closeOnce sync.Once
+	holding   atomic.Int64 // requests inside Options.Latency's wait
 
 	mu        sync.Mutex // guards reqs, cancelled and override
 	override  *Fault     // SetFault's
@@ -328,17 +330,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	jobSlow := len(parts) == 4 && (parts[2] == "queries" || parts[2] == "jobs") && s.slow[parts[3]]
 	s.mu.Unlock()
 
-	if s.opts.Latency > 0 {
-		t := time.NewTimer(s.opts.Latency)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		case <-s.closing:
-			t.Stop()
-			return
-		}
+	if s.opts.Latency > 0 && !s.hold(r) {
+		return
 	}
 	if rec.Fault != nil {
 		s.fault(w, r, rec.Fault)
@@ -367,6 +360,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.answer(w, r, parts, rec)
 }
+
+// hold waits Options.Latency; false when the client gave up or the server
+// is closing first.
+func (s *Server) hold(r *http.Request) bool {
+	s.holding.Add(1)
+	defer s.holding.Add(-1)
+	t := time.NewTimer(s.opts.Latency)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+	case <-s.closing:
+	}
+	return false
+}
+
+// Holding is how many requests are waiting out Options.Latency now: a
+// bench tells from it whether an edit came while a dry run was in flight.
+func (s *Server) Holding() int { return int(s.holding.Load()) }
 
 func reply(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -45,6 +45,9 @@ func TestLatency(t *testing.T) {
 	if n := len(s.Requests()); n != 2 {
 		t.Errorf("%d requests recorded, want 2", n)
 	}
+	for s.Holding() != 0 { // the given-up request's handler returns
+		time.Sleep(5 * time.Millisecond)
+	}
 
 	// A latency longer than the test: Close must not wait for it.
 	slow, err := Listen(Options{Latency: time.Hour})
@@ -59,7 +62,7 @@ func TestLatency(t *testing.T) {
 		}
 		done <- err
 	}()
-	for len(slow.Requests()) == 0 {
+	for slow.Holding() == 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
 	closed := make(chan struct{})
