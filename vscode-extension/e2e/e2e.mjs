@@ -978,6 +978,17 @@ async function scenarioData(page, folder) {
       { timeout: 90000 },
     );
   });
+  // The cost lens: BigQuery's (the emulator's) dry run of the view's
+  // query, in bytes and dollars; the figures themselves are checked
+  // against a recording stand-in in cmd/dfd and daemon.
+  await step(page, "m. the cost code lens shows the dry run's bytes", async () =>
+    waitFor(
+      'a code lens "≈ … B · $…"',
+      () => page.evaluate(() => [...document.querySelectorAll(".codelens-decoration")].map((e) => e.textContent || "").join(" | ")),
+      (t) => /≈ \d[\d.]* (B|KiB|MiB|GiB) · (\$\d+\.\d\d|<\$0\.01)/.test(t),
+      { timeout: 90000 },
+    ),
+  );
   await step(page, "m. Preview data opens the Dataform Data panel with the emulator's rows", async () => {
     await focusEditor(page);
     await runCommand(page, "Dataform: Preview Data (Run the Action's Query)");
