@@ -140,6 +140,17 @@ func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log f
 		queued = time.Since(start)
 		req := build(uint32(min(timeout.Milliseconds(), 1<<32-1)))
 		ex, err = w.call(ctx, p.ctx.Done(), req, rpc, prefetched, timeout, p.opts.Grace, log)
+		if err == nil && strayInterrupt(ex) && attempt < p.opts.Workers && ctx.Err() == nil {
+			// Nobody canceled this request, yet the worker says it was:
+			// a SIGINT it did not ask for stopped it (the one sent after
+			// the previous compile's Cancel landed once that compile had
+			// ended, or a terminal's Ctrl-C). Its answer says nothing
+			// about the request: run it again.
+			p.keepIncremental(w, ex.resp)
+			p.release(w, p.keep(w, ex.resp))
+			p.log.Info("a jit worker's request was interrupted by a signal the host did not send for it; running it again", "worker", w.pid, "what", what)
+			continue
+		}
 		if err == nil {
 			break
 		}
@@ -157,11 +168,7 @@ func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log f
 	}
 	resp := ex.resp
 	st := resp.GetStats()
-	if inc := resp.GetIncremental(); inc != nil {
-		p.mu.Lock()
-		w.kept = inc.GetKept()
-		p.mu.Unlock()
-	}
+	p.keepIncremental(w, resp)
 	p.release(w, p.keep(w, resp))
 
 	res := &Result{Stats: Stats{
@@ -184,6 +191,22 @@ func (p *Pool) do(ctx context.Context, what string, timeout time.Duration, log f
 		res.Response = []byte{}
 	}
 	return res, nil
+}
+
+// strayInterrupt: the worker answered CANCELED to a request the host did
+// not cancel.
+func strayInterrupt(ex exchange) bool {
+	return ex.interrupted == nil && ex.resp.GetError().GetCode() == CodeCanceled
+}
+
+// keepIncremental records whether w kept the context of the compile it
+// answered with resp (the affinity of the next incremental compile).
+func (p *Pool) keepIncremental(w *hostWorker, resp *wirepb.Response) {
+	if inc := resp.GetIncremental(); inc != nil {
+		p.mu.Lock()
+		w.kept = inc.GetKept()
+		p.mu.Unlock()
+	}
 }
 
 // keep decides whether w serves again after answering resp.

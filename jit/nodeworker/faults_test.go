@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,4 +188,40 @@ func TestIdleWorkersKilled(t *testing.T) {
 
 func TestWorkerProtocol(t *testing.T) {
 	workertest.Protocol(t, nodeWorkers, workertest.Project(t, nil))
+}
+
+// TestCompileInterruptedByAStraySigint: a SIGINT the host did not send
+// for this compile (one meant for the previous compile that landed late,
+// or a terminal's Ctrl-C) stops it as canceled; nobody canceled it, so
+// the pool runs it again and the caller gets its result, not "canceled".
+func TestCompileInterruptedByAStraySigint(t *testing.T) {
+	root, req := loopProject(t, "console.log('looping'); const t0 = Date.now(); while (Date.now() - t0 < 1500) {}")
+	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, Grace: time.Minute})
+	if err := p.Prewarm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ws := p.Workers()
+	if len(ws) != 1 {
+		t.Fatalf("workers %+v", ws)
+	}
+	var once sync.Once
+	signalled := false
+	log := func(level, msg string) {
+		if strings.Contains(msg, "looping") {
+			once.Do(func() {
+				signalled = syscall.Kill(ws[0].PID, syscall.SIGINT) == nil
+			})
+		}
+	}
+	res, err := p.Compile(context.Background(), jit.CompileJob{Request: req, Timeout: time.Minute, Log: log})
+	if !signalled {
+		t.Fatal("the worker was not signalled")
+	}
+	if err != nil {
+		t.Fatalf("err = %v, want the compile's result", err)
+	}
+	if len(res.Response) == 0 {
+		t.Error("no compile result")
+	}
+	workertest.ExpectOK(t, p)
 }
