@@ -16,7 +16,6 @@ import (
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/adapters/connect"
 	"github.com/dfdtools/dfd/adapters/credentials"
-	"github.com/dfdtools/dfd/adapters/drycost"
 	"github.com/dfdtools/dfd/adapters/offline"
 	"github.com/dfdtools/dfd/adapters/policy"
 	"github.com/dfdtools/dfd/compile"
@@ -56,9 +55,7 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	timeout := fs.String("timeout", "", "time allowed for compilation, e.g. 30s, 2m (default 60s, as the CLI)")
 	metadataTimeout := fs.String("metadata-timeout", "", "time allowed for BigQuery's metadata in all, e.g. 20s, 2m (default 60s): past it, BigQuery is reported as not answering")
 	allowUnchecked := fs.Bool("allow-unchecked", false, "exit 0, not 3, when statements could not be checked (BigQuery did not answer, or no metadata): the causes are still printed")
-	withCost := fs.Bool("cost", false, "also print each action's bytes processed and cost for one run, from BigQuery's dry runs, and the project's totals")
-	pricePerTiB := fs.Float64("price-per-tib", drycost.DefaultPricePerTiB, "on-demand price in US dollars per TiB processed, for --cost")
-	billing := fs.String("billing", billingOnDemand, "billing model for --cost: on-demand (bytes and dollars) or capacity (bytes only)")
+	costOpts := addCostFlags(fs, "also print each action's bytes processed and cost for one run, from BigQuery's dry runs, and the project's totals")
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd check [DIR] [--metadata FILE | --offline] [--allow-unchecked] [--format text|json|github|sarif] [--fail-on error|warning] [--cost] [compile flags]")
@@ -108,12 +105,9 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 			return exitUsage
 		}
 	}
-	if *billing != billingOnDemand && *billing != billingCapacity {
-		fmt.Fprintf(env.stderr, "dfd check: --billing %q: want on-demand or capacity\n", *billing)
-		return exitUsage
-	}
-	if *pricePerTiB < 0 {
-		fmt.Fprintf(env.stderr, "dfd check: --price-per-tib %v: a price is not negative\n", *pricePerTiB)
+	pricing, err := costOpts.pricing()
+	if err != nil {
+		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
 		return exitUsage
 	}
 	if *offlineOnly && (*endpoint != "" || *credsFile != "") {
@@ -219,8 +213,8 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "dfd check: %s\n", line)
 	}
 	var cost *costReport
-	if *withCost {
-		cost = estimateCosts(ctx, wh, res.Graph, opts.Jit, drycost.Pricing{Billing: *billing, PricePerTiB: *pricePerTiB}, mdTimeout)
+	if *costOpts.on {
+		cost = estimateCosts(ctx, wh, res.Graph, opts.Jit, pricing, mdTimeout)
 		if !cost.Available {
 			fmt.Fprintf(env.stderr, "dfd check: cost not available: %s\n", cost.Reason)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -19,6 +20,34 @@ const (
 	billingOnDemand = drycost.BillingOnDemand
 	billingCapacity = drycost.BillingCapacity
 )
+
+// costFlags are --cost, --price-per-tib and --billing, of dfd check and
+// dfd diff.
+type costFlags struct {
+	on      *bool
+	price   *float64
+	billing *string
+}
+
+// addCostFlags defines them on fs; usage says what --cost adds.
+func addCostFlags(fs *flag.FlagSet, usage string) costFlags {
+	return costFlags{
+		on:      fs.Bool("cost", false, usage),
+		price:   fs.Float64("price-per-tib", drycost.DefaultPricePerTiB, "on-demand price in US dollars per TiB processed, for --cost"),
+		billing: fs.String("billing", billingOnDemand, "billing model for --cost: on-demand (bytes and dollars) or capacity (bytes only)"),
+	}
+}
+
+// pricing is the flags' pricing, or the usage error.
+func (c costFlags) pricing() (drycost.Pricing, error) {
+	if *c.billing != billingOnDemand && *c.billing != billingCapacity {
+		return drycost.Pricing{}, fmt.Errorf("--billing %q: want on-demand or capacity", *c.billing)
+	}
+	if *c.price < 0 {
+		return drycost.Pricing{}, fmt.Errorf("--price-per-tib %v: a price is not negative", *c.price)
+	}
+	return drycost.Pricing{Billing: *c.billing, PricePerTiB: *c.price}, nil
+}
 
 // costReport is the "cost" object of `dfd check --cost --json`.
 type (

@@ -40,9 +40,7 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) int {
 	noJit := fs.Bool("no-jit", false, "do not run JiT actions' code to analyse the SQL it produces")
 	timeout := fs.String("timeout", "", "time allowed for each compilation, e.g. 30s, 2m (default 60s, as the CLI)")
 	metadataTimeout := fs.String("metadata-timeout", "", "time allowed for BigQuery's metadata in all, e.g. 20s, 2m (default 60s)")
-	withCost := fs.Bool("cost", false, "also dry-run both revisions' actions in BigQuery and report what one run costs at BASE and at HEAD, and the actions whose figure changed")
-	pricePerTiB := fs.Float64("price-per-tib", drycost.DefaultPricePerTiB, "on-demand price in US dollars per TiB processed, for --cost")
-	billing := fs.String("billing", billingOnDemand, "billing model for --cost: on-demand (bytes and dollars) or capacity (bytes only)")
+	costOpts := addCostFlags(fs, "also dry-run both revisions' actions in BigQuery and report what one run costs at BASE and at HEAD, and the actions whose figure changed")
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd diff [BASE] [HEAD] [--project DIR] [--format text|markdown|json|github] [--fail-on breaking] [--metadata FILE | --offline] [--cost]")
@@ -81,11 +79,9 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) int {
 			return usageErr("--fail-on %q: want breaking, non-breaking or metadata-only", *failOn)
 		}
 	}
-	if *billing != billingOnDemand && *billing != billingCapacity {
-		return usageErr("--billing %q: want on-demand or capacity", *billing)
-	}
-	if *pricePerTiB < 0 {
-		return usageErr("--price-per-tib %v: want a price of 0 or more", *pricePerTiB)
+	pricing, err := costOpts.pricing()
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	if *offlineOnly && (*endpoint != "" || *credsFile != "") {
 		return usageErr("--offline and --endpoint/--credentials are mutually exclusive")
@@ -193,8 +189,8 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) int {
 	}
 	rep.Notes = append(append(append([]string{}, base.notes...), head.notes...), rep.Notes...)
 	var cost *drycost.Comparison
-	if *withCost {
-		cost = diffCosts(ctx, wh, base, head, drycost.Pricing{Billing: *billing, PricePerTiB: *pricePerTiB}, mdTimeout)
+	if *costOpts.on {
+		cost = diffCosts(ctx, wh, base, head, pricing, mdTimeout)
 		if !cost.Available {
 			fmt.Fprintf(env.stderr, "dfd diff: cost not available: %s\n", cost.Reason)
 		}
