@@ -133,24 +133,12 @@ func (s *Server) preview(ctx context.Context, raw []byte) (*PreviewResult, error
 	if err := decodeParams(raw, &params); err != nil {
 		return nil, err
 	}
-	path := canonicalPath(uriPath(params.TextDocument.URI))
-	if path == "" {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "dfd/preview: textDocument.uri must be a file: URI")
-	}
-	p := s.ws.ProjectFor(path)
-	if p == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("dfd/preview: %s is not in a Dataform project (no workflow_settings.yaml or dataform.json above it)", path))
-	}
-	rel, _ := relSlash(p.Root(), path)
-	p.FlushDeferred() // dfd.compileAsYouType false: compile the edits now
-	// The preview must reflect every edit received before it: note the
-	// version now, then let later messages through while we wait.
-	min := p.Version()
-	Release(ctx)
-	snap, err := p.Await(ctx, min)
+	// The preview reflects every edit received before it.
+	r, err := s.awaitDocument(ctx, "dfd/preview", params.TextDocument.URI, false)
 	if err != nil {
 		return nil, err
 	}
+	p, rel, snap := r.p, r.rel, r.snap
 	res := &PreviewResult{
 		URI:         params.TextDocument.URI,
 		Project:     uri.File(p.Root()),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
@@ -83,29 +82,14 @@ func (s *Server) lineage(ctx context.Context, raw []byte) (*LineageResult, error
 	if err := decodeParams(raw, &params); err != nil {
 		return nil, err
 	}
-	path := canonicalPath(uriPath(params.TextDocument.URI))
-	if path == "" {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "dfd/lineage: textDocument.uri must be a file: URI")
-	}
-	p := s.ws.ProjectFor(path)
-	if p == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("dfd/lineage: %s is not in a Dataform project (no workflow_settings.yaml or dataform.json above it)", path))
-	}
-	d, err := s.ws.View(path)
-	if err != nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "dfd/lineage: "+err.Error())
-	}
-	rel, _ := relSlash(p.Root(), path)
-	p.FlushDeferred()
 	// The answer reflects every edit received before the request (the
-	// document read above is that text); later messages go on while the
-	// compile and the SQL analysis run.
-	min := p.Version()
-	Release(ctx)
-	snap, err := p.Await(ctx, min)
+	// document is that text); later messages go on while the compile and
+	// the SQL analysis run.
+	r, err := s.awaitDocument(ctx, "dfd/lineage", params.TextDocument.URI, true)
 	if err != nil {
 		return nil, err
 	}
+	p, d, rel, snap := r.p, r.doc, r.rel, r.snap
 	res := &LineageResult{URI: params.TextDocument.URI, Project: uri.File(p.Root()), Version: snap.Version, Columns: []LineageColumn{}}
 	if snap.Result == nil {
 		res.Reason = "the project has not compiled: " + errString(snap.Err)

@@ -64,28 +64,13 @@ func (s *Server) rows(ctx context.Context, raw []byte) (*RowsResult, error) {
 	if params.Limit < 0 || params.Limit > 10000 {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("dfd/rows: limit %d is not between 1 and 10000", params.Limit))
 	}
-	path := canonicalPath(uriPath(params.TextDocument.URI))
-	if path == "" {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "dfd/rows: textDocument.uri must be a file: URI")
-	}
-	p := s.ws.ProjectFor(path)
-	if p == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("dfd/rows: %s is not in a Dataform project (no workflow_settings.yaml or dataform.json above it)", path))
-	}
-	d, err := s.ws.View(path)
-	if err != nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "dfd/rows: "+err.Error())
-	}
-	rel, _ := relSlash(p.Root(), path)
-	p.FlushDeferred()
 	// The rows are those of the SQL as the editor has it when asking;
 	// later messages go on while BigQuery answers.
-	min := p.Version()
-	Release(ctx)
-	snap, err := p.Await(ctx, min)
+	r, err := s.awaitDocument(ctx, "dfd/rows", params.TextDocument.URI, true)
 	if err != nil {
 		return nil, err
 	}
+	p, d, rel, snap := r.p, r.doc, r.rel, r.snap
 	res := &RowsResult{URI: params.TextDocument.URI, Project: uri.File(p.Root()), Version: snap.Version}
 	res.Source = params.Source
 	if res.Source == "" {
