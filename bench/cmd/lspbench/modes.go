@@ -24,9 +24,12 @@ import (
 //   - -mode cost: edit → diagnostics with the metadata source snapshot,
 //     and bigquery against a stand-in that answers in -bigquery-latency
 //     without and with cost figures (dry runs), side by side in one run
-//     (costResult).
+//     (costResult);
+//   - -mode incremental: edit → diagnostics on goja in full, on goja with
+//     incremental compiles and on Node.js in full, side by side in one run
+//     (incrementalResult).
 var (
-	mode       = flag.String("mode", "preview", "what to measure: preview, diagnostics, cost or requests")
+	mode       = flag.String("mode", "preview", "what to measure: preview, diagnostics, cost, incremental or requests")
 	bigBytes   = flag.Int("big-sqlx-bytes", 2<<20, "-mode requests: size of the big .sqlx buffer")
 	debounceMs = flag.Int("debounce-ms", 0, "-mode diagnostics and cost: dfd.debounceMs to send (0: send no settings, the server's defaults)")
 	pause      = flag.Duration("pause", 300*time.Millisecond, "-mode diagnostics: pause before each edit")
@@ -52,10 +55,12 @@ func runMode(ctx context.Context, mode, dfd, project string, runs int, serveArgs
 			res, err = runDiagnostics(ctx, dfd, root, file, runs, serveArgs, *debounceMs, *pause, *typingGap, *typing)
 		case "cost":
 			res, err = runCost(ctx, dfd, root, file, runs, serveArgs, *debounceMs, *pause, *typingGap, *typing)
+		case "incremental":
+			res, err = runIncremental(ctx, dfd, root, file, runs, *debounceMs, *pause, *typingGap, *typing)
 		case "requests":
 			res, err = runRequests(ctx, dfd, root, file, runs, *bigBytes, serveArgs)
 		default:
-			err = fmt.Errorf("unknown -mode %q (preview, diagnostics, cost, requests)", mode)
+			err = fmt.Errorf("unknown -mode %q (preview, diagnostics, cost, incremental, requests)", mode)
 		}
 	}
 	if err != nil {

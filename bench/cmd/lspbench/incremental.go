@@ -1,0 +1,140 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// incrementalResult is what -mode incremental prints: edit → diagnostics
+// (as -mode diagnostics measures it) on `dfd serve` processes side by side
+// on the same project: compiles on goja in full, on goja with incremental
+// compiles (dfd.incremental), and on Node.js in full (what --engine=auto
+// picks for such projects; left out without node). The edits go in blocks
+// of -cost-block per daemon, rotating, so that a shared machine's load
+// falls on all alike; the first edits of the incremental daemon are its
+// learning ones (3 verified before it trusts the project), so the untimed
+// warm-up is longer there.
+type incrementalResult struct {
+	Project    string               `json:"project"`
+	DebounceMs int                  `json:"debounceMs,omitempty"`
+	EditedFile string               `json:"editedFile"`
+	Variants   []incrementalVariant `json:"variants"`
+}
+
+type incrementalVariant struct {
+	Engine      string `json:"engine"`
+	Incremental bool   `json:"incremental"`
+	// Status is dfd/status's incremental object for the project at the
+	// end (state, counts): the incremental daemon must say "trusted", or
+	// its figures are of full compiles.
+	Status       json.RawMessage `json:"status,omitempty"`
+	OpenMs       float64         `json:"openMs"`
+	AfterPauseMs []float64       `json:"afterPauseMs"`
+	AfterPause   Percentiles     `json:"afterPause"`
+	TypingMs     []float64       `json:"typingMs"`
+	Typing       Percentiles     `json:"typing"`
+}
+
+// learningEdits are the untimed edits before the timed ones: more than
+// the 3 an incremental daemon verifies before it trusts a project.
+const learningEdits = 5
+
+func runIncremental(ctx context.Context, dfd, root, file string, runs int, debounceMs int, pause, typingGap time.Duration, typing int) (*incrementalResult, error) {
+	scratch, err := os.MkdirTemp("", "lspbench-incremental-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	variants := []struct {
+		engine      string
+		incremental bool
+	}{{"goja", false}, {"goja", true}}
+	if _, err := exec.LookPath("node"); err == nil {
+		variants = append(variants, struct {
+			engine      string
+			incremental bool
+		}{"node", false})
+	}
+	res := &incrementalResult{Project: root, DebounceMs: debounceMs, EditedFile: rel(root, file)}
+	ds := make([]*differ, len(variants))
+	for i, v := range variants {
+		settings := map[string]any{"incremental": v.incremental}
+		if debounceMs > 0 {
+			settings["debounceMs"] = debounceMs
+		}
+		cache := filepath.Join(scratch, fmt.Sprintf("cache-%d", i))
+		s, err := startSession(ctx, dfd, []string{"--engine=" + v.engine}, settings, "XDG_CACHE_HOME="+cache)
+		if err != nil {
+			return nil, err
+		}
+		defer s.close(ctx)
+		d, open, err := openDiffer(ctx, s, root, file, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", v.engine, err)
+		}
+		ds[i] = d
+		res.Variants = append(res.Variants, incrementalVariant{Engine: v.engine, Incremental: v.incremental, OpenMs: ms(open)})
+	}
+	type edit func(d *differ) (time.Duration, error)
+	session := func(what string, untimed int, do edit, record func(i int, t time.Duration)) error {
+		n := runs + untimed
+		for first := 0; first < n; first += *costBlock {
+			for k := range ds {
+				i := (first / *costBlock + k) % len(ds)
+				for e := first; e < min(first+*costBlock, n); e++ {
+					time.Sleep(pause)
+					t, err := do(ds[i])
+					if err != nil {
+						return ds[i].s.fail(fmt.Errorf("%s (%s, incremental %v): %w", what, variants[i].engine, variants[i].incremental, err))
+					}
+					if e >= untimed {
+						record(i, t)
+					}
+				}
+			}
+		}
+		return nil
+	}
+	err = session("after a pause", learningEdits, func(d *differ) (time.Duration, error) { return d.toggle(ctx) }, func(i int, t time.Duration) {
+		res.Variants[i].AfterPauseMs = append(res.Variants[i].AfterPauseMs, ms(t))
+	})
+	if err != nil {
+		return nil, err
+	}
+	if typing > 0 {
+		for _, d := range ds {
+			if err := d.startTyping(ctx); err != nil {
+				return nil, d.s.fail(err)
+			}
+		}
+		err = session("typing", 1, func(d *differ) (time.Duration, error) { return d.burst(ctx, typing, typingGap) }, func(i int, t time.Duration) {
+			res.Variants[i].TypingMs = append(res.Variants[i].TypingMs, ms(t))
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i, d := range ds {
+		v := &res.Variants[i]
+		v.AfterPause, v.Typing = percentiles(v.AfterPauseMs), percentiles(v.TypingMs)
+		var st struct {
+			Projects []struct {
+				Incremental json.RawMessage `json:"incremental"`
+			} `json:"projects"`
+		}
+		if err := d.s.ed.Call(ctx, "dfd/status", map[string]any{}, &st); err != nil {
+			return nil, d.s.fail(fmt.Errorf("dfd/status: %w", err))
+		}
+		if len(st.Projects) > 0 {
+			v.Status = st.Projects[0].Incremental
+		}
+	}
+	return res, nil
+}
