@@ -106,6 +106,12 @@ func (in *incrementalState) after(ctx context.Context, job CompileJob, res *comp
 	in.st.Incremental++
 	trusted := in.trusted
 	in.mu.Unlock()
+	if ctx.Err() != nil {
+		// A rerun canceled by a newer edit that still finished (the
+		// engine lets it, to keep its context): superseded, so nobody
+		// sees it and there is nothing to verify.
+		return res, nil
+	}
 
 	verify := job
 	verify.Mode = engine.ModeFullHooked

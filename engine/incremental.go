@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -334,6 +335,57 @@ type Outcome struct {
 // not safe for concurrent use: its owner runs one compile at a time on it.
 type Keeper struct {
 	kept *Kept
+	// lastKeep is how long the last compile that kept a context took: what
+	// losing the context costs the next compile.
+	lastKeep time.Duration
+}
+
+// maxRerunGrace bounds how long a canceled rerun may go on: well inside
+// the time a host waits for a canceled request before it kills the worker
+// (jit.DefaultGrace, 2 s).
+const maxRerunGrace = time.Second
+
+// rerunContext is ctx for a rerun. A rerun stopped halfway leaves the kept
+// context unusable, and the next compile must then be a full one; so a
+// cancellation (a newer edit while typing) stops it only after grace,
+// what a full compile would cost at most, and a rerun that ends within it
+// answers and keeps the context. A deadline stops it at once.
+func rerunContext(ctx context.Context, grace time.Duration) (context.Context, context.CancelFunc) {
+	if ctx.Done() == nil || grace <= 0 {
+		return ctx, func() {}
+	}
+	base, cancelDeadline := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+	if dl, ok := ctx.Deadline(); ok {
+		base, cancelDeadline = context.WithDeadline(base, dl)
+	}
+	out, cancel := context.WithCancelCause(base)
+	stopped := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-ctx.Done():
+		case <-stopped:
+			return
+		}
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t := time.NewTimer(grace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-stopped:
+				return
+			}
+		}
+		cancel(context.Cause(ctx))
+	}()
+	return out, func() {
+		close(stopped)
+		wg.Wait()
+		cancel(context.Canceled)
+		cancelDeadline()
+	}
 }
 
 // Drop forgets the kept context (its memory goes with the runtime).
@@ -347,7 +399,9 @@ func (k *Keeper) Compile(ctx context.Context, fresh func() (*Runtime, error), fi
 		if k.kept == nil {
 			out.Reason = "no kept context"
 		} else {
-			resp, file, err := k.kept.Recompile(ctx, files, request)
+			rctx, stop := rerunContext(ctx, min(k.lastKeep, maxRerunGrace))
+			resp, file, err := k.kept.Recompile(rctx, files, request)
+			stop()
 			if err == nil {
 				return resp, Outcome{Rerun: true, File: file, Kept: true}, nil
 			}
@@ -374,11 +428,12 @@ func (k *Keeper) Compile(ctx context.Context, fresh func() (*Runtime, error), fi
 		return resp, out, err
 	}
 	k.kept = nil
+	start := time.Now()
 	resp, kept, why, err := rt.CompileKeep(ctx, files, request)
 	if err != nil {
 		return nil, out, err
 	}
-	k.kept = kept
+	k.kept, k.lastKeep = kept, time.Since(start)
 	out.Kept = kept != nil
 	if kept == nil && out.Reason == "" {
 		out.Reason = why
