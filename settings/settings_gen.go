@@ -55,10 +55,11 @@ type Settings struct {
 	// compile on save, on changes of files on disk, and when dfd/preview or
 	// dfd/graph asks for the newest compile. Setting dfd.compileAsYouType.
 	CompileAsYouType bool
-	// Incremental true (opt-in while it is slower end to end than full
-	// compiles): an edit of one definitions file re-runs only that file in the
-	// worker's kept context of the last full compile, verified against a full
-	// compile; false: every compile is a full one. Setting dfd.incremental.
+	// Incremental true (opt-in: goja only, and most projects compile on
+	// Node.js, which has none yet): an edit of one definitions file re-runs
+	// only that file in the worker's kept context of the last full compile,
+	// verified against a full compile; false: every compile is a full one.
+	// Setting dfd.incremental.
 	Incremental bool
 	// Debounce is the as-you-type delay: while edits come faster than it, the
 	// recompile waits until none came for this long; the first edit after a
