@@ -42,6 +42,8 @@ core_version=3.0.62 # testenv.CoreVersion
 
 log() { printf 'cost bench: %s\n' "$*" >&2; }
 die() { printf 'cost bench: error: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+. "$repo/bench/lib.sh"
 for v in runs latency pause; do
   [[ ${!v} =~ ^[0-9]+$ ]] || die "$v must be a number, got '${!v}'"
 done
@@ -52,15 +54,7 @@ done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dfd-cost-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-log "building lspbench and genproject"
-(cd "$repo" && go build -o "$work/bin/" ./bench/cmd/lspbench ./bench/cmd/genproject) || die "go build failed"
-dfd=$work/bin/dfd
-if [[ -n ${BENCH_DFD:-} ]]; then
-  dfd=$(cd "$(dirname "$BENCH_DFD")" && pwd -P)/$(basename "$BENCH_DFD")
-else
-  log "building dfd"
-  (cd "$repo" && go build -o "$dfd" ./cmd/dfd) || die "go build failed"
-fi
+dfd=$(bench_tools "$work")
 core_dir=$("$repo/tools/npm/ensure.sh" "@dataform/core@$core_version") || die "cannot install @dataform/core@$core_version"
 projects=(clickstream)
 cp -r "$repo/examples/clickstream" "$work/clickstream"
@@ -70,8 +64,7 @@ if [[ -n $size ]]; then
   projects+=("generated-$size")
 fi
 for p in "${projects[@]}"; do
-  mkdir -p "$work/$p/node_modules/@dataform"
-  cp -r "$core_dir" "$work/$p/node_modules/@dataform/core"
+  bench_with_core "$work/$p" "$core_dir"
 done
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -83,10 +76,7 @@ for p in "${projects[@]}"; do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ -n $(git -C "$repo" status --porcelain 2>/dev/null | head -n 1) ]]; then
-  commit+=" (with uncommitted changes)"
-fi
+commit=$(bench_commit)
 mkdir -p "$(dirname "$out")"
 {
   echo "## Cost figures stay off the diagnostics path"

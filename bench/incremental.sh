@@ -32,21 +32,15 @@ core_version=3.0.62 # testenv.CoreVersion
 
 log() { printf 'incremental bench: %s\n' "$*" >&2; }
 die() { printf 'incremental bench: error: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+. "$repo/bench/lib.sh"
 [[ $runs =~ ^[0-9]+$ ]] || die "BENCH_INCR_RUNS must be a number, got '$runs'"
 [[ $(uname -s) == Linux ]] || die "lspbench needs Linux"
 command -v go >/dev/null || die "go is needed"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dfd-incremental-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-log "building lspbench and genproject"
-(cd "$repo" && go build -o "$work/bin/" ./bench/cmd/lspbench ./bench/cmd/genproject) || die "go build failed"
-dfd=$work/bin/dfd
-if [[ -n ${BENCH_DFD:-} ]]; then
-  dfd=$(cd "$(dirname "$BENCH_DFD")" && pwd -P)/$(basename "$BENCH_DFD")
-else
-  log "building dfd"
-  (cd "$repo" && go build -o "$dfd" ./cmd/dfd) || die "go build failed"
-fi
+dfd=$(bench_tools "$work")
 core_dir=$("$repo/tools/npm/ensure.sh" "@dataform/core@$core_version") || die "cannot install @dataform/core@$core_version"
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -55,18 +49,14 @@ for n in "${size_list[@]}"; do
   [[ $n =~ ^[0-9]+$ ]] || die "BENCH_INCR_SIZES: '$n' is not a number"
   p=generated-$n
   "$work/bin/genproject" -n "$n" -seed "$seed" -core "$core_version" -jit -o "$work/$p" >&2 || die "generating $p failed"
-  mkdir -p "$work/$p/node_modules/@dataform"
-  cp -r "$core_dir" "$work/$p/node_modules/@dataform/core"
+  bench_with_core "$work/$p" "$core_dir"
   log "$p: edit → diagnostics on goja (full, incremental) and Node.js (full) side by side, $runs edits after a pause and $runs bursts each"
   "$work/bin/lspbench" -mode incremental -dfd "$dfd" -project "$work/$p" -runs "$runs" -timeout 2h >"$work/incr-$p.json" ||
     die "lspbench -mode incremental failed on $p"
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ -n $(git -C "$repo" status --porcelain 2>/dev/null | head -n 1) ]]; then
-  commit+=" (with uncommitted changes)"
-fi
+commit=$(bench_commit)
 mkdir -p "$(dirname "$out")"
 {
   echo "## Incremental compiles, edit → diagnostics"
