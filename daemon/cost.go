@@ -64,6 +64,24 @@ func pricing(s settings.Settings) drycost.Pricing {
 	return drycost.Pricing{Billing: s.CostBilling, PricePerTiB: s.CostPricePerTiB}
 }
 
+// CostsUnavailable implements workspace.CostEstimator: with a metadata
+// source other than BigQuery there will be no figure, and every snapshot
+// says so from the moment it is published.
+func (op *openProject) CostsUnavailable() *workspace.Costs {
+	s := op.b.currentSettings()
+	if !s.CostEnabled {
+		return nil
+	}
+	src := sourceKind(s)
+	if src == SourceBigQuery {
+		return nil
+	}
+	if src == SourceNone {
+		src = "none"
+	}
+	return costsOf(drycost.NotAvailable("the metadata source is "+src+"; cost figures need BigQuery's dry runs (dfd.metadata.source \"bigquery\")", pricing(s)))
+}
+
 // Costs implements workspace.CostEstimator: with metadata source
 // bigquery, every action's statements are dry-run (one dry run per
 // distinct statement text while its tables are unchanged: see drycost)
@@ -78,16 +96,12 @@ func (op *openProject) Costs(ctx context.Context, req workspace.CheckRequest) *w
 	if !ok || h == nil {
 		return nil
 	}
+	if c := op.CostsUnavailable(); c != nil {
+		return c
+	}
 	p := pricing(s)
 	ms := op.metadataSource()
-	switch {
-	case ms.kind != SourceBigQuery:
-		src := ms.kind
-		if src == SourceNone {
-			src = "none"
-		}
-		return costsOf(drycost.NotAvailable("the metadata source is "+src+"; cost figures need BigQuery's dry runs (dfd.metadata.source \"bigquery\")", p))
-	case ms.bq == nil || ms.bq.b == nil:
+	if ms.bq == nil || ms.bq.b == nil {
 		why := "BigQuery cannot be used"
 		if ms.err != nil {
 			why += ": " + ms.err.Error()

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -349,5 +350,40 @@ func TestBigQueryVerdictDiagnostics(t *testing.T) {
 	}
 	if ls := strings.Join(s.lenses(t, b), " | "); !strings.Contains(ls, "upstream not built (p.d.a)") {
 		t.Errorf("b.sqlx lenses %q do not say its upstream is not built", ls)
+	}
+}
+
+// With a metadata source other than BigQuery there will be no figure, and
+// every snapshot says so from its publication: dfd/status, asked as soon
+// as dfd/preview has the compile of an edit, says "not available" and
+// why, not "no figure yet" (which :DfdCost and the status bar would read
+// as figures still to come).
+func TestCostNotAvailableFromPublication(t *testing.T) {
+	for _, source := range []string{"none", "snapshot"} {
+		t.Run(source, func(t *testing.T) {
+			root := costWorkspace(t)
+			snap := filepath.Join(root, "metadata.json")
+			if err := os.WriteFile(snap, []byte(`{"tables": []}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := startServer(t, serverConfig{editor: fakeeditorConfig(map[string]any{"dfd": map[string]any{
+				"metadata": map[string]any{"source": source, "snapshot": snap},
+			}})})
+			s.init(t, root)
+			file := filepath.Join(root, "definitions", "a.sqlx")
+			if err := s.ed.OpenText(s.ctx, file, "config { type: \"table\" }\nSELECT id, name FROM ${ref(\"src\")}\n"); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 5 {
+				if err := s.ed.SetText(s.ctx, file, fmt.Sprintf("config { type: \"table\" }\nSELECT id, name, %d AS n FROM ${ref(\"src\")}\n", i)); err != nil {
+					t.Fatal(err)
+				}
+				pv := s.preview(t, file)
+				p := projectStatus(t, s.status(t), filepath.Base(root))
+				if p.Cost == nil || p.Cost.Available || !strings.Contains(p.Cost.Reason, "the metadata source is "+source) {
+					t.Fatalf("edit %d: dfd/status cost %+v at version %d (preview %d), want not available because of the source", i, p.Cost, p.Compiled, pv.Version)
+				}
+			}
+		})
 	}
 }

@@ -134,6 +134,11 @@ type CostEstimator interface {
 	// off). Diagnostics it returns (BigQuery's verdict on the SQL) join
 	// the later phase's.
 	Costs(ctx context.Context, req CheckRequest) *Costs
+	// CostsUnavailable is, without waiting, the Costs of every compile
+	// when it is known there will be no figure (no BigQuery to ask); nil
+	// otherwise. A snapshot carries it from its publication, so that no
+	// one is told figures may still come.
+	CostsUnavailable() *Costs
 }
 
 // CostListener is implemented by Events that show cost figures: a

@@ -466,6 +466,11 @@ func (p *Project) compile(version int64) (snap *Snapshot, superseded, ok bool) {
 		return nil, false, false
 	}
 	snap = &Snapshot{Root: p.root, Version: version, Info: p.info, Docs: docs, Compiled: time.Now(), Elapsed: elapsed, backend: pb, session: p.s}
+	if ce, ok := pb.(CostEstimator); ok && o.err == nil {
+		if c := ce.CostsUnavailable(); c != nil {
+			snap.costs.Store(c)
+		}
+	}
 	var diags []Diagnostic
 	if o.err != nil {
 		// The compiler itself failed: keep the last good graph for
