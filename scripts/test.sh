@@ -65,6 +65,10 @@ unformatted=$(gofmt -l $(git ls-files '*.go' | grep -v '\.pb\.go$'))
 if [ -n "$unformatted" ]; then
   echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
 fi
+log "no merge-conflict markers"
+if git grep -n -E '^(<<<<<<<|>>>>>>>) ' -- . ':!*.pb.go'; then
+  echo "the lines above are merge-conflict markers left in the tree" >&2; exit 1
+fi
 log "go vet"
 go vet ./...
 log "generated code is up to date"
