@@ -15,6 +15,7 @@ return {
       on_dir(root)
     end
   end,
+  handlers = dfd.handlers(),
   before_init = dfd.before_init,
   on_attach = dfd.on_attach,
 }

@@ -191,6 +191,24 @@ function M.notify(msg, level)
   vim.notify("dfd: " .. msg, level or vim.log.levels.INFO)
 end
 
+-- handlers are the client's own handlers. Neovim before 0.12 shows the
+-- code lenses of a buffer wiped while their request was in flight, and
+-- errors ("Invalid buffer id", seen on 0.7.2): such an answer is dropped.
+function M.handlers()
+  local on = vim.lsp.codelens.on_codelens
+  if vim.lsp.codelens.enable or on == nil then
+    return nil
+  end
+  return {
+    ["textDocument/codeLens"] = function(err, result, ctx, cfg)
+      if ctx and ctx.bufnr and not vim.api.nvim_buf_is_valid(ctx.bufnr) then
+        return
+      end
+      return on(err, result, ctx, cfg)
+    end,
+  }
+end
+
 -- client_config is the configuration of the client for a project.
 function M.client_config(root)
   local o = config.options
@@ -202,6 +220,7 @@ function M.client_config(root)
     init_options = settings,
     settings = settings,
     capabilities = o.capabilities,
+    handlers = M.handlers(),
     before_init = M.before_init,
     on_attach = function(client, bufnr)
       M.on_attach(client, bufnr)

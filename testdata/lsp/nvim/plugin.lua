@@ -103,6 +103,16 @@ local ok, err = pcall(function()
   local jit = edit(jit_path)
   local client = dfd_client(jit)
   check('dfd started for the project', client ~= nil and client.config.root_dir == root, client and client.config.root_dir)
+  if client and vim.lsp.codelens.enable == nil then
+    -- Before 0.12, Neovim's own handler errors on the lenses of a buffer
+    -- wiped while they were asked for; the plugin's drops them.
+    local h = (client.handlers or {})['textDocument/codeLens'] or (client.config.handlers or {})['textDocument/codeLens']
+    local ok, err = false, 'no handler of its own'
+    if h then
+      ok, err = pcall(h, nil, {}, { method = 'textDocument/codeLens', client_id = client.id, bufnr = 99999 })
+    end
+    check('code lenses of a wiped buffer are dropped', ok and vim.v.errmsg == '', tostring(err) .. vim.v.errmsg)
+  end
   check('omnifunc in .js', vim.bo[jit].omnifunc == 'v:lua.vim.lsp.omnifunc', vim.bo[jit].omnifunc)
   check('keymap <leader>dp', vim.fn.maparg('<leader>dp', 'n'):find('DfdPreview', 1, true) ~= nil, vim.fn.maparg('<leader>dp', 'n'))
 
