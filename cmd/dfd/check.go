@@ -45,10 +45,8 @@ type checkFinding struct {
 
 func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	fs := newFlagSet("check", env.stderr)
-	metadata := fs.String("metadata", "", "offline metadata snapshot (JSON) with the warehouse tables' schemas; without it they come from BigQuery (cached), when credentials are found")
-	offlineOnly := fs.Bool("offline", false, "use no warehouse metadata but --metadata's: never connect to BigQuery")
-	endpoint := fs.String("endpoint", "", "BigQuery API endpoint, e.g. an emulator (default $DFD_BIGQUERY_ENDPOINT, else Google's)")
-	credsFile := fs.String("credentials", "", "service-account key or .df-credentials.json (default: the project's .df-credentials.json, else Application Default Credentials)")
+	wf := addWarehouseFlags(fs, "offline metadata snapshot (JSON) with the warehouse tables' schemas; without it they come from BigQuery (cached), when credentials are found")
+	metadata, offlineOnly, endpoint, credsFile := wf.metadata, wf.offline, wf.endpoint, wf.credentials
 	report := addReportFlags(fs, true)
 	verbose := fs.Bool("verbose", false, "also print the statements dfd did not analyse, and why (hints)")
 	noJit := fs.Bool("no-jit", false, "do not run JiT actions' code to analyse the SQL it produces")

@@ -33,10 +33,8 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) int {
 	projectDir := fs.String("project", ".", "the Dataform project's directory, inside a git repository")
 	format := fs.String("format", "text", "output: text (a terminal summary), markdown (a pull-request comment), json (docs/diff.schema.json), github (GitHub Actions annotations on the changed lines)")
 	failOn := fs.String("fail-on", "", "exit 1 when a change of this category or worse is found: breaking, non-breaking or metadata-only (default: never)")
-	metadata := fs.String("metadata", "", "offline metadata snapshot (JSON) with the warehouse tables' schemas, for both revisions; without it they come from BigQuery (cached), when credentials are found")
-	offlineOnly := fs.Bool("offline", false, "use no warehouse metadata but --metadata's: never connect to BigQuery")
-	endpoint := fs.String("endpoint", "", "BigQuery API endpoint, e.g. an emulator (default $DFD_BIGQUERY_ENDPOINT, else Google's)")
-	credsFile := fs.String("credentials", "", "service-account key or .df-credentials.json (default: the project's .df-credentials.json, else Application Default Credentials)")
+	wf := addWarehouseFlags(fs, "offline metadata snapshot (JSON) with the warehouse tables' schemas, for both revisions; without it they come from BigQuery (cached), when credentials are found")
+	metadata, offlineOnly, endpoint, credsFile := wf.metadata, wf.offline, wf.endpoint, wf.credentials
 	noJit := fs.Bool("no-jit", false, "do not run JiT actions' code to analyse the SQL it produces")
 	timeout := fs.String("timeout", "", "time allowed for each compilation, e.g. 30s, 2m (default 60s, as the CLI)")
 	metadataTimeout := fs.String("metadata-timeout", "", "time allowed for BigQuery's metadata in all, e.g. 20s, 2m (default 60s)")

@@ -122,3 +122,33 @@ func expandArrayFlags(args []string, names ...string) []string {
 	}
 	return out
 }
+
+// bigQueryFlags are --endpoint and --credentials: how a command reaches
+// BigQuery.
+type bigQueryFlags struct {
+	endpoint, credentials *string
+}
+
+func addBigQueryFlags(fs *flag.FlagSet) bigQueryFlags {
+	return bigQueryFlags{
+		endpoint:    fs.String("endpoint", "", "BigQuery API endpoint, e.g. an emulator (default $DFD_BIGQUERY_ENDPOINT, else Google's)"),
+		credentials: fs.String("credentials", "", "service-account key or .df-credentials.json (default: the project's .df-credentials.json, else Application Default Credentials)"),
+	}
+}
+
+// warehouseFlags are --metadata and --offline with the BigQuery flags:
+// where the warehouse tables' schemas come from. metadataUsage is
+// --metadata's help.
+type warehouseFlags struct {
+	metadata *string
+	offline  *bool
+	bigQueryFlags
+}
+
+func addWarehouseFlags(fs *flag.FlagSet, metadataUsage string) warehouseFlags {
+	return warehouseFlags{
+		metadata:      fs.String("metadata", "", metadataUsage),
+		offline:       fs.Bool("offline", false, "use no warehouse metadata but --metadata's: never connect to BigQuery"),
+		bigQueryFlags: addBigQueryFlags(fs),
+	}
+}

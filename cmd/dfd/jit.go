@@ -36,8 +36,8 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 	fs := newFlagSet("jit", env.stderr)
 	actionName := fs.String("action", "", "the JiT action: `name`, schema.name or database.schema.name (required)")
 	metadata := fs.String("metadata", "", "offline metadata snapshot (JSON) that answers the JiT code's database calls; without it they go to BigQuery (cached, preview policy)")
-	endpoint := fs.String("endpoint", "", "BigQuery API endpoint, e.g. an emulator (default $DFD_BIGQUERY_ENDPOINT, else Google's)")
-	credsFile := fs.String("credentials", "", "service-account key or .df-credentials.json (default: the project's .df-credentials.json, else Application Default Credentials)")
+	bq := addBigQueryFlags(fs)
+	endpoint, credsFile := bq.endpoint, bq.credentials
 	asJSON := fs.Bool("json", false, "print the JitCompilationResponse as protobuf JSON")
 	jitTimeout := fs.String("jit-timeout", "", "deadline of the JiT compilation (default 30s)")
 	timeout := fs.String("timeout", "", "deadline of the project's compilation (default 60s)")

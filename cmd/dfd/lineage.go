@@ -41,10 +41,8 @@ func runLineage(ctx context.Context, env *cmdEnv, args []string) int {
 	fs := newFlagSet("lineage", env.stderr)
 	actionName := fs.String("action", "", "the action whose columns to trace: name, schema.name or database.schema.name (required)")
 	column := fs.String("column", "", "only this output column (a dotted path reaches a STRUCT field: s.id)")
-	metadata := fs.String("metadata", "", "offline metadata snapshot (JSON) with the warehouse tables' schemas; without it they come from BigQuery (cached), when credentials are found")
-	offlineOnly := fs.Bool("offline", false, "use no warehouse metadata but --metadata's: never connect to BigQuery")
-	endpoint := fs.String("endpoint", "", "BigQuery API endpoint, e.g. an emulator (default $DFD_BIGQUERY_ENDPOINT, else Google's)")
-	credsFile := fs.String("credentials", "", "service-account key or .df-credentials.json (default: the project's .df-credentials.json, else Application Default Credentials)")
+	wf := addWarehouseFlags(fs, "offline metadata snapshot (JSON) with the warehouse tables' schemas; without it they come from BigQuery (cached), when credentials are found")
+	metadata, offlineOnly, endpoint, credsFile := wf.metadata, wf.offline, wf.endpoint, wf.credentials
 	asJSON := fs.Bool("json", false, `print {"action", "columns": [{"name", "type", "direct", "origins"}]}`)
 	noJit := fs.Bool("no-jit", false, "do not run JiT actions' code to analyse the SQL it produces")
 	timeout := fs.String("timeout", "", "time allowed for compilation, e.g. 30s, 2m (default 60s, as the CLI)")

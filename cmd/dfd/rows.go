@@ -39,8 +39,8 @@ func runRows(ctx context.Context, env *cmdEnv, args []string) int {
 	threshold := byteSize(rows.DefaultThreshold)
 	fs.Var(&threshold, "threshold", "the dry run's estimate above which the query runs only with --yes (default 1GiB)")
 	maxBytes := fs.Int64("max-bytes-billed", 0, "the byte cap of the query (0: the preview's default, 10 GiB)")
-	endpoint := fs.String("endpoint", "", "BigQuery API endpoint, e.g. an emulator (default $DFD_BIGQUERY_ENDPOINT, else Google's)")
-	credsFile := fs.String("credentials", "", "service-account key or .df-credentials.json (default: the project's .df-credentials.json, else Application Default Credentials)")
+	bq := addBigQueryFlags(fs)
+	endpoint, credsFile := bq.endpoint, bq.credentials
 	bqTimeout := fs.String("bigquery-timeout", "", "time limit of each BigQuery call, retries included (default $DFD_BIGQUERY_TIMEOUT, else 20s)")
 	jitTimeout := fs.String("jit-timeout", "", "deadline of a JiT action's code, run for the SQL it produces (default 30s)")
 	timeout := fs.String("timeout", "", "deadline of the project's compilation (default 60s)")
