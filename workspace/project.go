@@ -586,6 +586,9 @@ func (p *Project) estimate(snap *Snapshot) (superseded, ok bool) {
 	if snap.Result == nil || !has {
 		return false, true
 	}
+	if c := snap.Costs(); c != nil && !c.Available {
+		return false, true // said at publication (CostsUnavailable): no figure will come
+	}
 	cctx, cancel := context.WithCancel(p.ctx)
 	defer cancel()
 	docs := p.s.docs.under(p.root)

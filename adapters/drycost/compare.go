@@ -43,19 +43,24 @@ type ActionDelta struct {
 
 // NotComparable is the Comparison of a project without BigQuery to ask.
 func NotComparable(reason string, p Pricing) *Comparison {
-	c := Compare(NotAvailable(reason, p), NotAvailable(reason, p), p)
+	c := newComparison(p)
 	c.Reason = reason
+	return c
+}
+
+// newComparison is an empty Comparison priced as p says.
+func newComparison(p Pricing) *Comparison {
+	c := &Comparison{Actions: []ActionDelta{}, Billing: BillingOnDemand, PricePerTiB: p.PricePerTiB}
+	if p.Billing == BillingCapacity {
+		c.Billing, c.PricePerTiB = BillingCapacity, 0
+	}
 	return c
 }
 
 // Compare sets head's figures against base's. Either report not
 // available makes the comparison not available, with its reason.
 func Compare(base, head *Report, p Pricing) *Comparison {
-	c := &Comparison{Actions: []ActionDelta{}}
-	c.Billing, c.PricePerTiB = BillingOnDemand, p.PricePerTiB
-	if p.Billing == BillingCapacity {
-		c.Billing, c.PricePerTiB = BillingCapacity, 0
-	}
+	c := newComparison(p)
 	switch {
 	case !base.Available:
 		c.Reason = "base: " + base.Reason

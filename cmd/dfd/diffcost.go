@@ -45,6 +45,11 @@ func signedUSD(v *float64) string {
 	return "±$0.00"
 }
 
+// totalChange is the project's change in bytes and dollars: "+513 MiB +<$0.01".
+func totalChange(c *drycost.Comparison) string {
+	return strings.TrimSpace(signedBytes(c.DeltaBytesProcessed) + " " + signedUSD(c.DeltaCostUSD))
+}
+
 // withUSD is "3.0 GiB · $0.02", or the bytes alone without a price.
 func withUSD(bytes int64, usd *float64) string {
 	if usd == nil {
@@ -114,7 +119,7 @@ func writeCostText(w io.Writer, c *drycost.Comparison) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  base\t%s\n", totalsText(c.Base))
 	fmt.Fprintf(tw, "  head\t%s\n", totalsText(c.Head))
-	fmt.Fprintf(tw, "  change\t%s\n", strings.TrimSpace(signedBytes(c.DeltaBytesProcessed)+" "+signedUSD(c.DeltaCostUSD)))
+	fmt.Fprintf(tw, "  change\t%s\n", totalChange(c))
 	tw.Flush()
 	if len(c.Actions) == 0 {
 		fmt.Fprintln(w, "  no action's figure changed")
@@ -143,7 +148,7 @@ func writeCostMarkdown(w io.Writer, c *drycost.Comparison) {
 	fmt.Fprintf(w, "\n%s.\n\n", costBasis(c))
 	fmt.Fprintln(w, "| | Base | Head | Change |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
-	fmt.Fprintf(w, "| **Project** | %s | %s | %s |\n", mdCell(totalsText(c.Base)), mdCell(totalsText(c.Head)), strings.TrimSpace(signedBytes(c.DeltaBytesProcessed)+" "+signedUSD(c.DeltaCostUSD)))
+	fmt.Fprintf(w, "| **Project** | %s | %s | %s |\n", mdCell(totalsText(c.Base)), mdCell(totalsText(c.Head)), totalChange(c))
 	for _, a := range c.Actions {
 		change := deltaText(a)
 		if inc := incrementalText(a); inc != "" {
@@ -163,7 +168,7 @@ func writeCostGitHub(w io.Writer, c *drycost.Comparison) {
 		fmt.Fprintf(w, "::warning title=%s::%s\n", ghProp("dfd diff: cost"), ghData("not available: "+c.Reason))
 		return
 	}
-	msg := fmt.Sprintf("one run: %s at base, %s at head (%s)", totalsText(c.Base), totalsText(c.Head), strings.TrimSpace(signedBytes(c.DeltaBytesProcessed)+" "+signedUSD(c.DeltaCostUSD)))
+	msg := fmt.Sprintf("one run: %s at base, %s at head (%s)", totalsText(c.Base), totalsText(c.Head), totalChange(c))
 	for _, a := range c.Actions {
 		msg += "\n" + strings.TrimSpace(fmt.Sprintf("%s: %s → %s %s", a.Target, runText(a.Base), runText(a.Head), deltaText(a)))
 	}

@@ -58,6 +58,25 @@ var (
 	snapshot  = flag.String("snapshot", "", "-mode cost: the snapshot variant's file (default: the project's metadata.json, else an empty snapshot)")
 )
 
+// inBlocks makes n edits on each of daemons in blocks of -cost-block,
+// each block's first daemon rotating, so that a shared machine's load
+// falls on all alike; each edit comes pause after the previous one and
+// gets its daemon and its index among that daemon's edits.
+func inBlocks(n, daemons int, pause time.Duration, edit func(i, e int) error) error {
+	for first := 0; first < n; first += *costBlock {
+		for k := range daemons {
+			i := (first / *costBlock + k) % daemons
+			for e := first; e < min(first+*costBlock, n); e++ {
+				time.Sleep(pause)
+				if err := edit(i, e); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 func runCost(ctx context.Context, dfd, root, file string, runs int, serveArgs []string, debounceMs int, pause, typingGap time.Duration, typing int) (*costResult, error) {
 	scratch, err := os.MkdirTemp("", "lspbench-cost-*")
 	if err != nil {
@@ -127,24 +146,18 @@ func runCost(ctx context.Context, dfd, root, file string, runs int, serveArgs []
 	// enough that a shared machine's load falls on all three alike.
 	type edit func(d *differ) (time.Duration, error)
 	session := func(what string, do edit, record func(i int, t time.Duration, inFlight bool)) error {
-		n := runs + 1 // one untimed first
-		for first := 0; first < n; first += *costBlock {
-			for k := range ds {
-				i := (first / *costBlock + k) % len(ds)
-				for e := first; e < min(first+*costBlock, n); e++ {
-					time.Sleep(pause)
-					inFlight := rec.Holding() > 0
-					t, err := do(ds[i])
-					if err != nil {
-						return ds[i].s.fail(fmt.Errorf("%s (%s, cost %v): %w", what, variants[i].source, variants[i].cost, err))
-					}
-					if e > 0 {
-						record(i, t, inFlight)
-					}
-				}
+		// One untimed edit first.
+		return inBlocks(runs+1, len(ds), pause, func(i, e int) error {
+			inFlight := rec.Holding() > 0
+			t, err := do(ds[i])
+			if err != nil {
+				return ds[i].s.fail(fmt.Errorf("%s (%s, cost %v): %w", what, variants[i].source, variants[i].cost, err))
 			}
-		}
-		return nil
+			if e > 0 {
+				record(i, t, inFlight)
+			}
+			return nil
+		})
 	}
 	err = session("after a pause", func(d *differ) (time.Duration, error) { return d.toggle(ctx) }, func(i int, t time.Duration, inFlight bool) {
 		v := &res.Variants[i]

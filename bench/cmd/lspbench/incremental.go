@@ -52,15 +52,13 @@ func runIncremental(ctx context.Context, dfd, root, file string, runs int, debou
 		return nil, err
 	}
 	defer os.RemoveAll(scratch)
-	variants := []struct {
+	type variant struct {
 		engine      string
 		incremental bool
-	}{{"goja", false}, {"goja", true}}
+	}
+	variants := []variant{{"goja", false}, {"goja", true}}
 	if _, err := exec.LookPath("node"); err == nil {
-		variants = append(variants, struct {
-			engine      string
-			incremental bool
-		}{"node", false})
+		variants = append(variants, variant{"node", false})
 	}
 	res := &incrementalResult{Project: root, DebounceMs: debounceMs, EditedFile: rel(root, file)}
 	ds := make([]*differ, len(variants))
@@ -84,23 +82,16 @@ func runIncremental(ctx context.Context, dfd, root, file string, runs int, debou
 	}
 	type edit func(d *differ) (time.Duration, error)
 	session := func(what string, untimed int, do edit, record func(i int, t time.Duration)) error {
-		n := runs + untimed
-		for first := 0; first < n; first += *costBlock {
-			for k := range ds {
-				i := (first / *costBlock + k) % len(ds)
-				for e := first; e < min(first+*costBlock, n); e++ {
-					time.Sleep(pause)
-					t, err := do(ds[i])
-					if err != nil {
-						return ds[i].s.fail(fmt.Errorf("%s (%s, incremental %v): %w", what, variants[i].engine, variants[i].incremental, err))
-					}
-					if e >= untimed {
-						record(i, t)
-					}
-				}
+		return inBlocks(runs+untimed, len(ds), pause, func(i, e int) error {
+			t, err := do(ds[i])
+			if err != nil {
+				return ds[i].s.fail(fmt.Errorf("%s (%s, incremental %v): %w", what, variants[i].engine, variants[i].incremental, err))
 			}
-		}
-		return nil
+			if e >= untimed {
+				record(i, t)
+			}
+			return nil
+		})
 	}
 	err = session("after a pause", learningEdits, func(d *differ) (time.Duration, error) { return d.toggle(ctx) }, func(i int, t time.Duration) {
 		res.Variants[i].AfterPauseMs = append(res.Variants[i].AfterPauseMs, ms(t))
