@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +89,7 @@ func (d *incrDriver) compile(paths []string) (full, incr []byte, fullErr, incrEr
 		if !errors.Is(incrErr, engine.ErrNotIncremental) {
 			d.t.Logf("incremental compile failed (a full one follows): %v", incrErr)
 		}
-		d.full[reasonKind(incrErr)]++
+		d.full[incrtest.ReasonKind(incrErr.Error())]++
 		d.kept = nil
 	} else {
 		d.full["no context"]++
@@ -101,14 +100,6 @@ func (d *incrDriver) compile(paths []string) (full, incr []byte, fullErr, incrEr
 		d.full["not kept: "+why]++
 	}
 	return full, incr, fullErr, incrErr
-}
-
-func reasonKind(err error) string {
-	s := err.Error()
-	if len(s) > 60 {
-		s = s[:60]
-	}
-	return s
 }
 
 // runEdits makes steps random edits of the project at root and checks
@@ -126,100 +117,17 @@ func runEditsCore(t *testing.T, root, version string, seed uint64, steps int) *i
 		t.Fatal(err)
 	}
 	d := newIncrDriverCore(t, root, version)
-	check := func(what string) {
-		t.Helper()
-		full, incr, fullErr, incrErr := d.compile(p.Paths())
-		if fmt.Sprint(fullErr) != fmt.Sprint(incrErr) {
-			t.Fatalf("%s: full compile error %v, incremental %v", what, fullErr, incrErr)
-		}
-		if !bytes.Equal(full, incr) {
-			t.Fatalf("%s: incremental result differs from the full compile's:\n%s", what, graphDiff(t, full, incr))
-		}
-	}
-	check("initial compile")
-	for i := range steps {
-		e, err := p.Step()
-		if err != nil {
-			t.Fatal(err)
-		}
-		check(fmt.Sprintf("step %d (%s)", i, e))
-	}
-	t.Logf("%d incremental, full: %v", d.incremental, d.full)
-	if d.incremental < steps/2 {
-		t.Errorf("only %d of %d edits compiled incrementally: the test compares too few", d.incremental, steps)
-	}
+	incrtest.Run(t, p, d, steps)
 	return d
 }
 
-// graphDiff names the first differing action or error of two responses.
-func graphDiff(t testing.TB, a, b []byte) string {
-	var ra, rb dataformpb.CoreExecutionResponse
-	if err := proto.Unmarshal(a, &ra); err != nil {
-		return err.Error()
-	}
-	if err := proto.Unmarshal(b, &rb); err != nil {
-		return err.Error()
-	}
-	ga, gb := ra.GetCompile().GetCompiledGraph(), rb.GetCompile().GetCompiledGraph()
-	type item struct {
-		key string
-		m   proto.Message
-	}
-	list := func(g *dataformpb.CompiledGraph) []item {
-		var out []item
-		for _, x := range g.GetTables() {
-			out = append(out, item{"table " + x.GetTarget().String(), x})
-		}
-		for _, x := range g.GetOperations() {
-			out = append(out, item{"operation " + x.GetTarget().String(), x})
-		}
-		for _, x := range g.GetAssertions() {
-			out = append(out, item{"assertion " + x.GetTarget().String(), x})
-		}
-		for _, x := range g.GetDeclarations() {
-			out = append(out, item{"declaration " + x.GetTarget().String(), x})
-		}
-		for _, x := range g.GetTests() {
-			out = append(out, item{"test " + x.GetName(), x})
-		}
-		for _, x := range g.GetGraphErrors().GetCompilationErrors() {
-			out = append(out, item{"error " + x.GetFileName(), x})
-		}
-		return out
-	}
-	la, lb := list(ga), list(gb)
-	for i := 0; i < max(len(la), len(lb)); i++ {
-		if i >= len(la) || i >= len(lb) {
-			var ka, kb []string
-			for _, x := range la {
-				ka = append(ka, x.key)
-			}
-			for _, x := range lb {
-				kb = append(kb, x.key)
-			}
-			return fmt.Sprintf("%d items against %d:\nfull: %s\nincremental: %s", len(la), len(lb), strings.Join(ka, "; "), strings.Join(kb, "; "))
-		}
-		if la[i].key != lb[i].key || !proto.Equal(la[i].m, lb[i].m) {
-			return fmt.Sprintf("full: %s %v\nincremental: %s %v", la[i].key, la[i].m, lb[i].key, lb[i].m)
-		}
-	}
-	return "graphs equal as messages; bytes differ"
+// Compile implements incrtest.Compiler.
+func (d *incrDriver) Compile(paths []string) (full, incr []byte, fullErr, incrErr error) {
+	return d.compile(paths)
 }
 
-// incrSteps is how many edits a differential sequence makes: def (10
-// with -short), or $DFD_INCR_STEPS. The sequences of at least 200 edits
-// the docs report are DFD_INCR_STEPS=200 runs: every run of the package
-// cannot afford them (a real project's 200 took 400 s on the shared
-// machine).
-func incrSteps(def int) int {
-	if n, err := strconv.Atoi(os.Getenv("DFD_INCR_STEPS")); err == nil && n > 0 {
-		return n
-	}
-	if testing.Short() {
-		return min(def, 10)
-	}
-	return def
-}
+// Counts implements incrtest.Compiler.
+func (d *incrDriver) Counts() (int, map[string]int) { return d.incremental, d.full }
 
 func TestIncrementalFixtures(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(testenv.RepoRoot(), "testdata", "projects"))
@@ -232,12 +140,12 @@ func TestIncrementalFixtures(t *testing.T) {
 		}
 		t.Run(e.Name(), func(t *testing.T) {
 			root := testenv.ProjectCopy(t, testenv.Fixture(e.Name()), testenv.CoreVersion)
-			runEdits(t, root, uint64(i+1), incrSteps(40))
+			runEdits(t, root, uint64(i+1), incrtest.Steps(40))
 		})
 	}
 }
 
-// The real projects of testdata/realprojects (see incrSteps).
+// The real projects of testdata/realprojects (see incrtest.Steps).
 func TestIncrementalRealProjects(t *testing.T) {
 	dir := filepath.Join(testenv.RepoRoot(), "testdata", "realprojects")
 	entries, err := os.ReadDir(dir)
@@ -250,7 +158,7 @@ func TestIncrementalRealProjects(t *testing.T) {
 		}
 		t.Run(e.Name(), func(t *testing.T) {
 			root := testenv.ProjectCopy(t, filepath.Join(dir, e.Name()), testenv.CoreVersion)
-			runEdits(t, root, uint64(100+i), incrSteps(40))
+			runEdits(t, root, uint64(100+i), incrtest.Steps(40))
 		})
 	}
 }
@@ -269,7 +177,7 @@ func TestIncrementalGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := testenv.ProjectCopy(t, src, testenv.CoreVersion)
-	runEdits(t, root, 400, incrSteps(20))
+	runEdits(t, root, 400, incrtest.Steps(20))
 }
 
 // FuzzIncremental: a sequence of edits (each byte picks a kind) of the
@@ -291,7 +199,7 @@ func FuzzIncremental(f *testing.F) {
 		check := func(what string) {
 			full, incr, fullErr, incrErr := d.compile(p.Paths())
 			if fmt.Sprint(fullErr) != fmt.Sprint(incrErr) || !bytes.Equal(full, incr) {
-				t.Fatalf("%s: incremental differs from full (errors %v / %v):\n%s", what, fullErr, incrErr, graphDiff(t, full, incr))
+				t.Fatalf("%s: incremental differs from full (errors %v / %v):\n%s", what, fullErr, incrErr, incrtest.GraphDiff(full, incr))
 			}
 		}
 		check("initial compile")
@@ -339,7 +247,7 @@ func TestIncrementalOlderCores(t *testing.T) {
 			t.Fatalf("core 3.0.52: kept %v, why %q, err %v; want a full compile and a reason", kept != nil, why, err)
 		}
 		if !bytes.Equal(got, full) {
-			t.Errorf("core 3.0.52: the hooked compile differs from the plain one:\n%s", graphDiff(t, full, got))
+			t.Errorf("core 3.0.52: the hooked compile differs from the plain one:\n%s", incrtest.GraphDiff(full, got))
 		}
 	})
 }
