@@ -250,16 +250,18 @@
     var l0 = loadCount();
     var before = snapGlobals();
     st.current = file;
+    var limit = raiseStackLimit();
     try {
       dfdRunFile(closure);
     } finally {
       st.current = null;
+      lowerStackLimit(limit);
     }
     var s2 = st.session;
     if (g.dataform !== s2 || s2.graphErrors.compilationErrors !== errs || s2.actions.length < a0 || list(s2.tests).length < t0) {
       unsafe(file, "replaces or shrinks core's session state");
     }
-    trimStacks(errs, e0, "at dfdRunFile (");
+    trimStacks(errs, e0, "at dfdRunFile (", limit);
     var rec = {
       actions: s2.actions.slice(a0),
       tests: list(s2.tests).slice(t0),
@@ -319,19 +321,51 @@
   // end at the frame of dfdRunFile or dfdGraphStage: what called those
   // differs between a full compile (main()) and a rerun, and is not the
   // user's code.
-  var watchedFrames = /\n(?:[ \t]*at apply \(native\)\n)?[ \t]*at dfdWatched [^\n]*\n/g;
-  function trimStacks(errs, from, frame) {
+  // (goja: "at dfdWatched (…)" after "at apply (native)"; V8: "at
+  // Table.dfdWatched [as config] (…)".)
+  var watchedFrames = /\n(?:[ \t]*at apply \(native\)\n)?[ \t]*at (?:[^ \n]+\.)?dfdWatched [^\n]*\n/g;
+  function trimStacks(errs, from, frame, limit) {
     for (var i = from; i < errs.length; i++) {
       var e = errs[i];
       if (!e || typeof e.stack !== "string") continue;
       // Whether a prototype was watched when an error went through it
       // depends on the files run before: its frames are taken out.
       if (e.stack.indexOf("dfdWatched") >= 0) e.stack = e.stack.replace(watchedFrames, "\n");
+      if (limit !== null) e.stack = firstFrames(e.stack, limit);
       var at = e.stack.indexOf(frame);
       if (at < 0) continue;
+      // The stack ends with that frame's line and a newline, also when
+      // the frame was the last one V8 kept (Error.stackTraceLimit).
       var end = e.stack.indexOf("\n", at);
-      if (end >= 0) e.stack = e.stack.slice(0, end + 1);
+      e.stack = end >= 0 ? e.stack.slice(0, end + 1) : e.stack + "\n";
     }
+  }
+
+  // V8 keeps Error.stackTraceLimit frames of a stack (the Node worker sets
+  // the CLI's 10), and the frames of watched methods taken out above would
+  // leave fewer than a run without them: while hooks run, the limit is
+  // raised, and trimStacks cuts each stack back to the frames the limit
+  // kept. (goja has no such limit: null.)
+  var STACK_SLACK = 32;
+  function raiseStackLimit() {
+    var E = g.Error;
+    var limit = E && E.stackTraceLimit;
+    if (typeof limit !== "number" || !(limit >= 0) || limit > 1e6) return null;
+    E.stackTraceLimit = limit + STACK_SLACK;
+    return limit;
+  }
+  function lowerStackLimit(limit) {
+    if (limit !== null && g.Error.stackTraceLimit === limit + STACK_SLACK) g.Error.stackTraceLimit = limit;
+  }
+  // firstFrames is stack with at most n frames ("    at …" lines).
+  function firstFrames(stack, n) {
+    var lines = stack.split("\n");
+    var frames = 0;
+    for (var i = 0; i < lines.length; i++) {
+      if (!/^\s+at /.test(lines[i])) continue;
+      if (++frames > n) return lines.slice(0, i).join("\n");
+    }
+    return stack;
   }
 
   function dfdGraphStage() {
@@ -344,6 +378,7 @@
     st.testSet = new Set(list(st.session.tests));
     st.caching = true;
     g.__dfdSkipGraphVerify = st.inRerun;
+    var limit = raiseStackLimit();
     var graph;
     try {
       graph = st.compile();
@@ -351,8 +386,9 @@
       st.caching = false;
       st.reuse = false;
       g.__dfdSkipGraphVerify = false;
+      lowerStackLimit(limit);
     }
-    trimStacks(st.session.graphErrors.compilationErrors, n, "at dfdGraphStage (");
+    trimStacks(st.session.graphErrors.compilationErrors, n, "at dfdGraphStage (", limit);
     return graph;
   }
 

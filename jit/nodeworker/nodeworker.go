@@ -33,11 +33,19 @@ import (
 //go:embed worker.js
 var workerSource string
 
-// pathMarker is where worker.js gets engine/js/path.js: the Node worker
-// offers core and project code the same `path` module as goja does.
-const pathMarker = "/*@@ENGINE_PATH_JS@@*/\n"
+// The markers where worker.js gets the engine's own JavaScript: the same
+// `path` module as goja offers core and project code (engine/js/path.js),
+// and the hooks that keep a compile's context for incremental compiles
+// (engine/js/incremental.js).
+const (
+	pathMarker        = "/*@@ENGINE_PATH_JS@@*/\n"
+	incrementalMarker = "/*@@ENGINE_INCREMENTAL_JS@@*/\n"
+)
 
-var script = []byte(strings.Replace(workerSource, pathMarker, engine.PathModuleSource(), 1))
+var script = []byte(strings.NewReplacer(
+	pathMarker, engine.PathModuleSource(),
+	incrementalMarker, engine.IncrementalSource(),
+).Replace(workerSource))
 
 // Script is the worker's source, as written to disk.
 func Script() []byte { return script }

@@ -269,7 +269,7 @@ function fields(buf) {
 // decodeJob decodes a Compile or a Jit (m: its field numbers, entry: those
 // of its overlay's map entries); Jit's prefetched answers are not used.
 function decodeJob(buf, m, entry) {
-  const job = { request: EMPTY, root: "", overlay: new Map(), timeoutMs: 0 };
+  const job = { request: EMPTY, root: "", overlay: new Map(), timeoutMs: 0, mode: COMPILEMODE.COMPILE_FULL };
   for (const [num, wt, v] of fields(buf)) {
     if (num === m.request && wt === 2) job.request = v;
     else if (num === m.root && wt === 2) job.root = v.toString("utf8");
@@ -281,6 +281,7 @@ function decodeJob(buf, m, entry) {
       }
       job.overlay.set(k, Buffer.from(val));
     } else if (num === m.timeout_ms && wt === 0) job.timeoutMs = Number(v);
+    else if (num === m.mode && wt === 0) job.mode = Number(v);
   }
   return job;
 }
@@ -400,6 +401,15 @@ function sendResponse(id, outcome, stats) {
     fVarint(s.peak_heap_bytes, Math.round(stats.peakHeap || 0)),
     fVarint(s.requests_served, stats.served || 0),
   ]));
+  const inc = outcome.incremental;
+  if (inc) {
+    const f = F.Incremental, m = [];
+    if (inc.rerun) m.push(fVarint(f.rerun, 1));
+    if (inc.file) m.push(fString(f.file, inc.file));
+    if (inc.kept) m.push(fVarint(f.kept, 1));
+    if (inc.reason) m.push(fString(f.reason, inc.reason));
+    parts.push(fMessage(r.incremental, m));
+  }
   writeFrame(F.Frame.response, parts);
 }
 
@@ -780,7 +790,7 @@ function contextPrelude(bridge, cfg) {
   const jitExtensions = [".js", ".json", ".yaml", ".yml"];
   const nodeBuiltins = new Set(cfg.nodeBuiltins);
   const loaderErrors = new WeakSetC();
-  const L = { jit: false, modules: new Map(), core: null, pathExports: undefined };
+  const L = { jit: false, modules: new Map(), core: null, pathExports: undefined, loads: 0 };
 
   function moduleError(msg) {
     const e = new NativeError(msg);
@@ -951,6 +961,7 @@ function contextPrelude(bridge, cfg) {
     const r = rel(file);
     const text = h("readFile", r);
     if (typeof text !== "string") throw moduleError(`Cannot read '${r}': ${h("lastError")}`);
+    L.loads++;
     const exports = {};
     const module = { exports, id: file, filename: file, loaded: false, path: dirOf(file) };
     L.modules.set(file, module);
@@ -1169,9 +1180,57 @@ function contextPrelude(bridge, cfg) {
     return runTimerLogged() ? "T1" : "T0";
   }
 
+  // --- incremental compiles (engine/js/incremental.js; Server.compileKept) ---
+  let K = null; // incremental.js's control object, once installed
+
+  // incrInstall runs incremental.js before a compile whose context may be
+  // kept or that an incremental one is verified against.
+  function incrInstall() {
+    let fn = h("incrementalModule");
+    if (typeof fn !== "function") return "I" + "incremental hooks: " + StringC(fn);
+    K = applyFn(unwrap(fn), undefined, [function () { return L.loads; }]);
+    return "OK";
+  }
+
+  // incrState: "J" and whether the compile reached the graph stage with the
+  // hooks, and the definitions files main() ran, as JSON.
+  function incrState() {
+    if (K === null) return "J" + jsonStringify({ ready: false, files: [] });
+    return "J" + jsonStringify({ ready: K.ready(), files: K.files() });
+  }
+
+  // incrRerun compiles again with the file named by the host's argument
+  // re-run ("" re-runs none): "OK" with the response as output, "N" and
+  // why when the edit needs a full compile, or an error as compile's.
+  function incrRerun() {
+    const file = StringC(h("arg"));
+    dirs.clear();
+    if (file !== "") {
+      const why = K.unsafe(file);
+      if (why !== "") return "N" + file + " " + why;
+      L.modules.delete(root + "/" + file);
+    }
+    files.push(root + "/index.js");
+    let out;
+    try {
+      out = K.rerun(file);
+    } catch (e) {
+      if (e !== null && typeof e === "object" && e.dfdNotIncremental === true) {
+        return "N" + StringC(e.message).replace(/^not incremental: /, "");
+      }
+      return fail("S", e);
+    } finally {
+      files.length = 0;
+    }
+    const o = h("output", out);
+    if (o !== "") return "I" + `the incremental compile returned ${describe(out, "").message.replace(/^Uncaught /, "")}: ${o}`;
+    if (timers.pending.length > 0) return "N" + file + " left timers pending";
+    return "OK";
+  }
+
   function makeError(msg) { return new NativeError(msg); }
 
-  const entries = { loadCore, compile, jitStart, jitStatus, jitDeliver, jitTimer };
+  const entries = { loadCore, compile, jitStart, jitStatus, jitDeliver, jitTimer, incrInstall, incrState, incrRerun };
   ObjectDefine(g, "__dfd_entry", {
     value: function () {
       const cmd = h("command");
@@ -1195,6 +1254,13 @@ const PATH_JS = String.raw`// BEGIN engine/js/path.js
 /*@@ENGINE_PATH_JS@@*/
 // END engine/js/path.js`;
 
+// The hooks of incremental compiles: engine/js/incremental.js, put here
+// when dfd writes the script (nodeworker.Script), so that both engines keep
+// a compile's context the same way.
+const INCREMENTAL_JS = String.raw`// BEGIN engine/js/incremental.js
+/*@@ENGINE_INCREMENTAL_JS@@*/
+// END engine/js/incremental.js`;
+
 const NODE_BUILTINS = `assert async_hooks buffer child_process cluster console constants
 		crypto dgram diagnostics_channel dns domain events fs fs/promises http http2 https inspector
 		module net os perf_hooks process punycode querystring readline repl stream stream/promises
@@ -1202,7 +1268,8 @@ const NODE_BUILTINS = `assert async_hooks buffer child_process cluster console c
 		path/posix path/win32 util/types`.split(/\s+/).filter(Boolean);
 
 const BRIDGE_NAMES = ["log", "stat", "readFile", "lastError", "packageMain", "cachedModule", "compileModule", "pathModule",
-  "coreFunction", "inLength", "fillIn", "output", "adapterCall", "resultId", "resultError", "settled", "command"];
+  "coreFunction", "inLength", "fillIn", "output", "adapterCall", "resultId", "resultError", "settled", "command",
+  "incrementalModule", "arg"];
 
 // --- Scripts shared by every context ---------------------------------------------
 
@@ -1224,6 +1291,17 @@ function script(source, filename) {
 let preludeScript; // made once SHADOWED is known
 const trampoline = script("__dfd_entry()", "dfd:entry.js");
 const pathScript = script(PATH_JS, "dfd:path.js");
+let incrementalScript = null; // made on first use, wrapped like a module
+
+// incrementalModule is incremental.js's function of loadCount, wrapped in a
+// function of the shadowed builtins as module code is (see wrapModule).
+function incrementalModule() {
+  if (incrementalScript === null) {
+    // The source is one expression statement, its value the function.
+    incrementalScript = script("(function (" + SHADOWED.join(", ") + ") { const f = " + INCREMENTAL_JS + "\nreturn f; })", "dfd:incremental.js");
+  }
+  return incrementalScript;
+}
 
 const TypedArrayProto = Object.getPrototypeOf(Uint8Array.prototype);
 const taBuffer = Object.getOwnPropertyDescriptor(TypedArrayProto, "buffer").get;
@@ -1307,6 +1385,43 @@ function syntaxError(e, relFile, filename) {
 // --- A prepared context ---------------------------------------------------------
 
 let bundleSource = null; // core's source, patched
+let bundleIncremental = false; // the hooks of incremental compiles are in it
+
+// patchIncremental is engine.PatchIncremental (engine/incremental.go): it
+// adds to core's main() the two hooks incremental.js uses, or leaves the
+// code as it is when a statement is not found exactly once. Without the
+// hooks set, the patched code does what the original does.
+// TestPatchIncrementalSame checks that both give the same bytes for every
+// core dfd supports.
+const INCR_LOOP = /\.sort\(\)\.forEach\(\(([\w$]+)=>\{try\{([\w$]+)\.nativeRequire\(([\w$]+)\)\}catch\(([\w$]+)\)\{([\w$]+)\.compileError\(([\w$]+),([\w$]+)\)\}\}\)\)/g;
+const INCR_VERIFY = /[\w$]+\.verifyObjectMatchesProto\([\w$]+\.dataform\.CompiledGraph,[\w$]+,[\w$]+\.VerifyProtoErrorBehaviour\.SUGGEST_REPORTING_TO_DATAFORM_TEAM\)/g;
+const INCR_GRAPH = /const ([\w$]+)=([\w$]+)\.dataform\.CoreExecutionResponse\.create\(\{compile:\{compiledGraph:([\w$]+)\.compile\(\)\}\}\);/g;
+
+function patchIncremental(code) {
+  const loops = [...code.matchAll(INCR_LOOP)], graphs = [...code.matchAll(INCR_GRAPH)], verifies = [...code.matchAll(INCR_VERIFY)];
+  if (loops.length !== 1 || graphs.length !== 1 || verifies.length !== 1) return { code, ok: false };
+  const [, e, mod, arg, r, sess, r2, e2] = loops[0];
+  if (arg !== e || e2 !== e || r2 !== r) return { code, ok: false };
+  const body = `try{${mod}.nativeRequire(${e})}catch(${r}){${sess}.compileError(${r},${e})}`;
+  const loop = `.sort().forEach((${e}=>{if(global.__dfdRunFile)return global.__dfdRunFile(${e},()=>{${body}});${body}}))`;
+  const [, resp, protos, session] = graphs[0];
+  const create = `${protos}.dataform.CoreExecutionResponse.create`;
+  const graph = `const ${resp}=${create}({compile:{compiledGraph:global.__dfdGraphStage?global.__dfdGraphStage(${session},function(){return ${session}.compile()},` +
+    `function(__dfdGraph){return ${protos}.dataform.CoreExecutionResponse.encode(${create}({compile:{compiledGraph:__dfdGraph}})).finish()}):${session}.compile()}});`;
+  const verify = "(global.__dfdSkipGraphVerify||" + verifies[0][0] + ")";
+  const edits = [
+    [loops[0].index, loops[0][0].length, loop],
+    [graphs[0].index, graphs[0][0].length, graph],
+    [verifies[0].index, verifies[0][0].length, verify],
+  ].sort((a, b) => a[0] - b[0]);
+  let out = "", at = 0;
+  for (const [i, n, text] of edits) {
+    out += code.slice(at, i) + text;
+    at = i + n;
+  }
+  out += code.slice(at);
+  return { code: out, ok: out !== code };
+}
 const coreScripts = new Map(); // root → vm.Script of the wrapped bundle
 
 function coreScript(opts, root) {
@@ -1332,6 +1447,8 @@ class Runtime {
     this.result = null; // {id, error, response} being delivered
     this.settled = null; // a JiT request's outcome, once its promise settled
     this.onAdapterCall = null;
+    this.reads = null; // while a compile's context may be kept: file → digest of what it read
+    this.arg = ""; // the argument of an incr* entry
     this.ctx = vm.createContext(Object.create(null), {
       name: "dfd project " + root,
       codeGeneration: { strings: true, wasm: false },
@@ -1400,7 +1517,11 @@ class Runtime {
         r = String(r);
         try {
           const buf = rt.files.read(r);
-          if (cacheEnabled) rt.files.hashes.set(r, crypto.createHash("sha256").update(buf).digest("base64"));
+          if (cacheEnabled || rt.reads !== null) {
+            const hash = crypto.createHash("sha256").update(buf).digest("base64");
+            if (cacheEnabled) rt.files.hashes.set(r, hash);
+            if (rt.reads !== null) rt.reads.set(r, hash);
+          }
           return buf.toString("utf8");
         } catch (e) {
           rt.lastError = String(e.message);
@@ -1459,6 +1580,14 @@ class Runtime {
           return `@dataform/core ${opts.coreVersion}: ${opts.bundle} looks truncated or corrupt: it does not compile (${e && e.message})`;
         }
       },
+      incrementalModule() {
+        try {
+          return incrementalModule().runInContext(rt.ctx, { displayErrors: false });
+        } catch (e) {
+          return String(e && e.message);
+        }
+      },
+      arg() { return rt.arg; },
       inLength() { return rt.input.length; },
       fillIn(u) {
         if (util.types.isUint8Array(u)) taSet.call(u, rt.input);
@@ -1501,6 +1630,7 @@ class Server {
     this.calls = new Map(); // call id → request state
     this.logReq = 0;
     this.peakHeap = 0;
+    this.kept = null; // the kept context of incremental compiles (compileKept)
     this.consoleLog = (level, msg) => sendLog(this.logReq, level, msg);
   }
 
@@ -1594,21 +1724,12 @@ class Server {
       }, job.timeoutMs);
     }
     const root = job.root === "" ? this.opts.root : job.root;
-    try {
-      if (root === this.opts.root && this.spares.length > 0) {
-        st.rt = this.spares.shift();
-      } else {
-        st.rt = this.newRuntime(root);
-        st.waitMicros = (performance.now() - t0) * 1000;
-      }
-    } catch (e) {
-      this.respond(st, { code: CODE.INTERNAL, message: String(e && e.message) });
+    this.logReq = req.id;
+    if (!st.jit && root === this.opts.root && job.mode !== COMPILEMODE.COMPILE_FULL) {
+      this.compileKept(st, job, job.mode);
       return;
     }
-    st.prepareMicros = st.rt.prepareMicros;
-    st.rt.files = new ProjectFiles(root, job.overlay);
-    st.rt.input = job.request;
-    this.logReq = req.id;
+    if (!this.takeRuntime(st, root, job)) return;
     st.runStart = performance.now();
     if (!st.jit) {
       const r = this.run(st, "compile");
@@ -1632,6 +1753,138 @@ class Server {
       return;
     }
     this.step(st);
+  }
+
+  // takeRuntime gives st a prepared runtime for root with job's files; false
+  // when the request was answered (the runtime could not be made).
+  takeRuntime(st, root, job) {
+    const t0 = performance.now();
+    try {
+      if (root === this.opts.root && this.spares.length > 0) {
+        st.rt = this.spares.shift();
+      } else {
+        st.rt = this.newRuntime(root);
+        st.waitMicros = (performance.now() - t0) * 1000;
+      }
+    } catch (e) {
+      this.respond(st, { code: CODE.INTERNAL, message: String(e && e.message) });
+      return false;
+    }
+    st.prepareMicros = st.rt.prepareMicros;
+    st.rt.files = new ProjectFiles(root, job.overlay);
+    st.rt.input = job.request;
+    return true;
+  }
+
+  // compileKept serves a compile in one of engine.Keeper's modes (see
+  // engine/incremental.go, which this follows step for step): a rerun of
+  // the one edited definitions file in the kept context when it can, else
+  // a compile in a fresh runtime with the hooks installed, its context kept
+  // (COMPILE_KEEP, and INCREMENTAL when it could not rerun) or not
+  // (COMPILE_FULL_HOOKED: the full compile an incremental one is verified
+  // against). The answer says how it ran (Response.incremental).
+  compileKept(st, job, mode) {
+    const inc = { rerun: false, file: "", kept: false, reason: "" };
+    st.incremental = inc;
+    st.runStart = performance.now();
+    if (mode === COMPILEMODE.COMPILE_INCREMENTAL) {
+      if (this.kept === null) {
+        inc.reason = "no kept context";
+      } else {
+        const why = this.rerun(st, job);
+        if (why === null) return; // answered
+        inc.reason = why;
+      }
+      mode = COMPILEMODE.COMPILE_KEEP;
+    }
+    if (mode === COMPILEMODE.COMPILE_KEEP) this.kept = null;
+    if (!this.takeRuntime(st, this.opts.root, job)) return;
+    const rt = st.rt;
+    if (!bundleIncremental) {
+      if (mode === COMPILEMODE.COMPILE_KEEP && inc.reason === "") {
+        inc.reason = `@dataform/core ${this.opts.coreVersion} is not one incremental compiles know`;
+      }
+      inc.kept = this.kept !== null;
+      const r = this.run(st, "compile");
+      if (r !== null) this.finishStatus(st, r);
+      return;
+    }
+    let r = this.run(st, "incrInstall");
+    if (r === null) return;
+    if (r !== "OK") {
+      this.finishStatus(st, r);
+      return;
+    }
+    const reads = new Map();
+    rt.reads = reads;
+    const start = performance.now();
+    try {
+      r = this.run(st, "compile");
+    } finally {
+      rt.reads = null;
+    }
+    if (r === null) return;
+    if (r === "OK" && mode === COMPILEMODE.COMPILE_KEEP) {
+      const state = this.run(st, "incrState");
+      if (state === null) return;
+      let v = { ready: false, files: [] };
+      if (state[0] === "J") v = JSON.parse(state.slice(1));
+      if (v.ready) {
+        this.kept = { rt, reads, request: Buffer.from(job.request), defs: new Set(v.files), keepMs: performance.now() - start };
+      } else if (inc.reason === "") {
+        inc.reason = "core's main() did not reach its graph stage";
+      }
+    }
+    inc.kept = this.kept !== null;
+    this.finishStatus(st, r);
+  }
+
+  // rerun re-runs the one edited definitions file in the kept context and
+  // answers with the result. It returns null when the request was answered,
+  // else why the compile must be a full one (the kept context is spent).
+  // Nothing stops a rerun but its deadline: a Cancel (a newer edit while
+  // typing) is read once it answered, so that it keeps its context
+  // (engine.rerunContext gives goja's a grace for the same reason; one here
+  // takes a fraction of the host's).
+  rerun(st, job) {
+    const k = this.kept;
+    this.kept = null;
+    if (!job.request.equals(k.request)) return "the compile request changed (settings or the list of files)";
+    const files = new ProjectFiles(this.opts.root, job.overlay);
+    const changed = [];
+    for (const [name, digest] of k.reads) {
+      let now = "";
+      try {
+        now = crypto.createHash("sha256").update(files.read(name)).digest("base64");
+      } catch (_) { /* unreadable now: changed */ }
+      if (now !== digest) changed.push(name);
+      if (changed.length > 1) return "more than one file changed";
+    }
+    const file = changed.length === 1 ? changed[0] : "";
+    if (file !== "" && !k.defs.has(file)) return file + " is not a definitions file the compile ran";
+    const rt = k.rt;
+    st.rt = rt;
+    rt.files = files;
+    rt.arg = file;
+    rt.output = null;
+    rt.reads = k.reads;
+    let r;
+    try {
+      r = this.run(st, "incrRerun");
+    } finally {
+      rt.reads = null;
+      rt.arg = "";
+    }
+    if (r === null) return null;
+    if (r === "OK") {
+      this.kept = k;
+      Object.assign(st.incremental, { rerun: true, file, kept: true });
+      this.finishStatus(st, r);
+      return null;
+    }
+    st.rt = null;
+    if (r[0] === "N") return r.slice(1);
+    return r.slice(1).split("\u0000")[0];
   }
 
   // run calls an entry under the request's remaining time; null when the
@@ -1756,6 +2009,7 @@ class Server {
       exhausted = true;
       outcome = { code: CODE.RESOURCE_EXHAUSTED, message: `the worker's heap went over its ${Math.floor(this.opts.memoryLimit / 1048576)} MiB ceiling` };
     }
+    if (st.incremental) outcome.incremental = st.incremental;
     sendResponse(st.id, outcome, {
       prepareMicros: st.prepareMicros, waitMicros: st.waitMicros, runMicros,
       peakHeap: heap, served: st.served,
@@ -1902,7 +2156,9 @@ function main() {
   try {
     let code = fs.readFileSync(opts.bundle, "utf8");
     if (versionLess(opts.coreVersion, "3.0.57")) code = patchOldCallerFile(code);
-    bundleSource = code;
+    const p = patchIncremental(code);
+    bundleSource = p.code;
+    bundleIncremental = p.ok;
   } catch (e) {
     diag(`loading @dataform/core: ${e.message}`);
     process.exit(EXIT_FAILURE);
@@ -1922,4 +2178,4 @@ function main() {
 
 if (require.main === module) main();
 
-module.exports = { contextPrelude, decodeFrame, varint, fields, clean, ProjectFiles };
+module.exports = { contextPrelude, decodeFrame, varint, fields, clean, ProjectFiles, patchIncremental };

@@ -1,0 +1,228 @@
+package nodeworker_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dfdtools/dfd/bench/projectgen"
+	"github.com/dfdtools/dfd/compile"
+	"github.com/dfdtools/dfd/engine"
+	"github.com/dfdtools/dfd/internal/testkit/incrtest"
+	"github.com/dfdtools/dfd/internal/testkit/testenv"
+	"github.com/dfdtools/dfd/jit"
+	"github.com/dfdtools/dfd/jit/nodeworker"
+)
+
+// Incremental compiles on the Node.js engine: the differential tests of
+// engine/incremental_test.go, through a pool of two Node workers, as the
+// daemon uses them. After every edit the incremental compile (on the
+// worker holding the kept context) must equal, byte for byte, the full
+// compile the daemon verifies it against (COMPILE_FULL_HOOKED, which the
+// pool sends to the other worker).
+
+// nodeIncr is an incrtest.Compiler over a pool of Node workers.
+type nodeIncr struct {
+	t           testing.TB
+	p           *jit.Pool
+	root        string
+	incremental int
+	full        map[string]int
+}
+
+func newNodeIncr(t testing.TB, root, version string) *nodeIncr {
+	opts := jit.PoolOptions{Workers: 2}
+	if version != "" {
+		opts.CoreVersion = version
+	}
+	return &nodeIncr{t: t, p: nodeWorkers.NewPool(t, root, opts), root: root, full: map[string]int{}}
+}
+
+func (d *nodeIncr) Compile(paths []string) (full, incr []byte, fullErr, incrErr error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req, err := compile.Request(d.root, paths, compile.Overrides{}, time.Minute)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	f, fullErr := d.p.Compile(ctx, jit.CompileJob{Request: req, Mode: engine.ModeFullHooked})
+	i, incrErr := d.p.Compile(ctx, jit.CompileJob{Request: req, Mode: engine.ModeIncremental})
+	// An error of the worker itself (not of the project's code) would
+	// make both sides fail alike and the comparison pass: none is expected.
+	for _, err := range []error{fullErr, incrErr} {
+		var we *jit.WorkerError
+		if errors.As(err, &we) && we.Code != jit.CodeScript {
+			d.t.Fatalf("the worker failed: %v", err)
+		}
+	}
+	if f != nil {
+		full = f.Response
+	}
+	if i != nil {
+		incr = i.Response
+		switch o := i.Incremental; {
+		case o == nil:
+			d.t.Fatal("the Node worker said nothing of how an incremental compile ran")
+		case o.Rerun:
+			d.incremental++
+		default:
+			d.full[incrtest.ReasonKind(o.Reason)]++
+		}
+	}
+	return full, incr, fullErr, incrErr
+}
+
+func (d *nodeIncr) Counts() (int, map[string]int) { return d.incremental, d.full }
+
+func nodeRunEdits(t *testing.T, root, version string, seed uint64, steps int) {
+	t.Helper()
+	needNode(t)
+	p, err := incrtest.Load(root, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newNodeIncr(t, root, version)
+	incrtest.Run(t, p, d, steps)
+}
+
+func TestNodeIncrementalFixtures(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join(testenv.RepoRoot(), "testdata", "projects"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			root := testenv.ProjectCopy(t, testenv.Fixture(e.Name()), testenv.CoreVersion)
+			nodeRunEdits(t, root, "", uint64(i+1), incrtest.Steps(40))
+		})
+	}
+}
+
+func TestNodeIncrementalRealProjects(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(), "testdata", "realprojects")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			root := testenv.ProjectCopy(t, filepath.Join(dir, e.Name()), testenv.CoreVersion)
+			nodeRunEdits(t, root, "", uint64(100+i), incrtest.Steps(40))
+		})
+	}
+}
+
+// Generated projects of 400 and 3,000 actions (bench/projectgen), with JiT
+// actions; the 3,000 one only with DFD_INCR_STEPS set (minutes).
+func TestNodeIncrementalGenerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 400-action project: long")
+	}
+	sizes := []int{400}
+	if os.Getenv("DFD_INCR_STEPS") != "" {
+		sizes = append(sizes, 3000)
+	}
+	for _, n := range sizes {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			p, err := projectgen.Plan(projectgen.Options{Actions: n, Seed: 7, JiT: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := t.TempDir()
+			if err := p.Write(src); err != nil {
+				t.Fatal(err)
+			}
+			root := testenv.ProjectCopy(t, src, testenv.CoreVersion)
+			nodeRunEdits(t, root, "", uint64(n), incrtest.Steps(40))
+		})
+	}
+}
+
+// The older 3.x cores: 3.0.59 has the hooks; 3.0.52 keeps session.tests
+// in another shape, so its compiles stay full ones, with the reason.
+func TestNodeIncrementalOlderCores(t *testing.T) {
+	t.Run("3.0.59", func(t *testing.T) {
+		root := testenv.ProjectCopy(t, testenv.Fixture("js_api"), "3.0.59")
+		nodeRunEdits(t, root, "3.0.59", 5, incrtest.Steps(40))
+	})
+	t.Run("3.0.52", func(t *testing.T) {
+		root := testenv.ProjectCopy(t, testenv.Fixture("js_api"), "3.0.52")
+		p, err := incrtest.Load(root, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := newNodeIncr(t, root, "3.0.52")
+		req, err := compile.Request(root, p.Paths(), compile.Overrides{}, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		plain, err := d.p.Compile(ctx, jit.CompileJob{Request: req})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			res, err := d.p.Compile(ctx, jit.CompileJob{Request: req, Mode: engine.ModeIncremental})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := res.Incremental; o == nil || o.Rerun || o.Kept || o.Reason == "" {
+				t.Fatalf("core 3.0.52: %+v, want a full compile, not kept, with a reason", o)
+			}
+			if !bytes.Equal(res.Response, plain.Response) {
+				t.Errorf("core 3.0.52: the hooked compile differs from the plain one:\n%s", incrtest.GraphDiff(plain.Response, res.Response))
+			}
+		}
+	})
+}
+
+// The Node worker patches core's main() itself (worker.js); the patch
+// must be engine.PatchIncremental's, byte for byte, on every core dfd
+// supports, so that both engines keep a compile's context the same way.
+func TestPatchIncrementalSame(t *testing.T) {
+	node := needNode(t)
+	s, err := nodeworker.WriteScript(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{testenv.CoreVersion, "3.0.59", "3.0.52"} {
+		t.Run(version, func(t *testing.T) {
+			root := testenv.ProjectCopy(t, testenv.Fixture("js_api"), version)
+			bundle := filepath.Join(root, "node_modules", "@dataform", "core", "bundle.js")
+			src, err := os.ReadFile(bundle)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, ok := engine.PatchIncremental(string(src))
+			if !ok {
+				t.Fatalf("core %s: engine.PatchIncremental finds no hooks' places", version)
+			}
+			js := `const w = require(process.argv[1]); const fs = require("fs"); const c = require("crypto");
+const p = w.patchIncremental(fs.readFileSync(process.argv[2], "utf8"));
+process.stdout.write(p.ok + " " + c.createHash("sha256").update(p.code).digest("hex"));`
+			out, err := exec.Command(node, "-e", js, s, bundle).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			sum := sha256.Sum256([]byte(want))
+			if got, w := strings.TrimSpace(string(out)), "true "+hex.EncodeToString(sum[:]); got != w {
+				t.Errorf("core %s: worker.js's patch %q, engine's %q", version, got, w)
+			}
+		})
+	}
+}
