@@ -55,10 +55,10 @@ if [[ -z $work ]]; then
   work=$(mktemp -d "${TMPDIR:-/tmp}/dfd-editor-bench.XXXXXX")
   trap 'rm -rf "$work"' EXIT
   log "building lspbench and genproject"
-  (cd "$repo" && go build -o "$work/bin/" ./bench/cmd/lspbench ./bench/cmd/genproject) || die "go build failed"
+  (cd "$repo" && CGO_ENABLED=0 go build -o "$work/bin/" ./bench/cmd/lspbench ./bench/cmd/genproject) || die "go build failed"
   if [[ -z ${BENCH_DFD:-} ]]; then
     log "building dfd"
-    (cd "$repo" && go build -o "$work/bin/dfd" ./cmd/dfd) || die "go build failed"
+    (cd "$repo" && CGO_ENABLED=0 go build -o "$work/bin/dfd" ./cmd/dfd) || die "go build failed"
   fi
 fi
 dfd=$work/bin/dfd

@@ -6,13 +6,13 @@
 bench_tools() {
   local work=$1
   log "building lspbench and genproject"
-  (cd "$repo" && go build -o "$work/bin/" ./bench/cmd/lspbench ./bench/cmd/genproject) >&2 || die "go build failed"
+  (cd "$repo" && CGO_ENABLED=0 go build -o "$work/bin/" ./bench/cmd/lspbench ./bench/cmd/genproject) >&2 || die "go build failed"
   if [[ -n ${BENCH_DFD:-} ]]; then
     echo "$(cd "$(dirname "$BENCH_DFD")" && pwd -P)/$(basename "$BENCH_DFD")"
     return
   fi
   log "building dfd"
-  (cd "$repo" && go build -o "$work/bin/dfd" ./cmd/dfd) >&2 || die "go build failed"
+  (cd "$repo" && CGO_ENABLED=0 go build -o "$work/bin/dfd" ./cmd/dfd) >&2 || die "go build failed"
   echo "$work/bin/dfd"
 }
 

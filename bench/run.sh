@@ -86,11 +86,11 @@ fi
 
 if [[ -n ${BENCH_DFD:-} ]]; then
   log "building genproject, measure and lspbench; dfd is $BENCH_DFD"
-  (cd "$repo" && go build -o "$work/bin/" ./bench/cmd/genproject ./bench/cmd/measure ./bench/cmd/lspbench) || die "go build failed"
+  (cd "$repo" && CGO_ENABLED=0 go build -o "$work/bin/" ./bench/cmd/genproject ./bench/cmd/measure ./bench/cmd/lspbench) || die "go build failed"
   dfd=$(cd "$(dirname "$BENCH_DFD")" && pwd -P)/$(basename "$BENCH_DFD")
 else
   log "building dfd, genproject, measure and lspbench"
-  (cd "$repo" && go build -o "$work/bin/" ./cmd/dfd ./bench/cmd/genproject ./bench/cmd/measure ./bench/cmd/lspbench) || die "go build failed"
+  (cd "$repo" && CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/dfd ./bench/cmd/genproject ./bench/cmd/measure ./bench/cmd/lspbench) || die "go build failed"
   dfd=$work/bin/dfd
 fi
 export DFD_TRANSPILE_CACHE=$work/transpile-cache
