@@ -67,3 +67,44 @@ func TestPoolIncrementalCompiles(t *testing.T) {
 		t.Fatalf("includes edit: %+v, want a kept full compile with a reason", o)
 	}
 }
+
+// A worker holding a kept context is not recycled for its heap (every
+// request here crosses RecycleHeap): the next incremental compile reruns
+// there. One that keeps nothing is recycled as before.
+func TestPoolKeepsTheWorkerHoldingAContext(t *testing.T) {
+	root := workertest.Project(t, smallProject)
+	ctx := context.Background()
+	req, err := compile.Request(root, filePaths(smallProject), compile.Overrides{}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("kept", func(t *testing.T) {
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, RecycleHeap: 1})
+		first, err := p.Compile(ctx, jit.CompileJob{Request: req, Mode: engine.ModeIncremental})
+		if err != nil {
+			t.Fatal(err)
+		}
+		overlay := map[string][]byte{"definitions/totals.sqlx": []byte("config { type: \"view\" }\nselect sum(amount) as t from ${ref(\"orders\")}\n")}
+		res, err := p.Compile(ctx, jit.CompileJob{Request: req, Overlay: overlay, Mode: engine.ModeIncremental})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := res.Incremental; o == nil || !o.Rerun || res.Stats.PID != first.Stats.PID {
+			t.Fatalf("after a request over RecycleHeap: %+v on worker %d, want a rerun on worker %d", o, res.Stats.PID, first.Stats.PID)
+		}
+	})
+	t.Run("nothing kept", func(t *testing.T) {
+		p := gojaWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1, RecycleHeap: 1})
+		a, err := p.Compile(ctx, jit.CompileJob{Request: req})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := p.Compile(ctx, jit.CompileJob{Request: req})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Stats.PID == b.Stats.PID {
+			t.Fatal("a worker keeping nothing served again after a request over RecycleHeap")
+		}
+	})
+}
