@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/testkit/incrtest"
 	"github.com/dfdtools/dfd/internal/testkit/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/jit/nodeworker"
 )
@@ -225,4 +227,82 @@ process.stdout.write(p.ok + " " + c.createHash("sha256").update(p.code).digest("
 			}
 		})
 	}
+}
+
+// BenchmarkNodeIncremental compares, on generated projects, a full compile
+// on a Node worker with an incremental recompile after an edit of one .sqlx
+// file (an unsaved buffer, as the editor sends it), on a pool of one
+// worker as dfd serve has for Node.js compiles. worker-cpu-ms/op is the
+// worker process's CPU time: on a shared machine wall time says little.
+func BenchmarkNodeIncremental(b *testing.B) {
+	for _, n := range []int{400, 3000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchNodeIncremental(b, n) })
+	}
+}
+
+func benchNodeIncremental(b *testing.B, n int) {
+	p, err := projectgen.Plan(projectgen.Options{Actions: n, Seed: 1, JiT: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := b.TempDir()
+	if err := p.Write(src); err != nil {
+		b.Fatal(err)
+	}
+	root := testenv.ProjectCopy(b, src, testenv.CoreVersion)
+	var paths []string
+	for name := range p.Files {
+		paths = append(paths, name)
+	}
+	slices.Sort(paths)
+	var edit string
+	for _, name := range paths {
+		if strings.HasSuffix(name, ".sqlx") && strings.Contains(p.Files[name], "type: \"table\"") {
+			edit = name
+			break
+		}
+	}
+	req, err := compile.Request(root, paths, compile.Overrides{}, time.Minute)
+	if err != nil {
+		b.Fatal(err)
+	}
+	edited := func(i int) map[string][]byte {
+		return map[string][]byte{edit: fmt.Appendf(nil, "%s\n-- %d", p.Files[edit], i)}
+	}
+	run := func(b *testing.B, mode engine.Mode, check func(*jit.Result)) {
+		pool := nodeWorkers.NewPool(b, root, jit.PoolOptions{Workers: 1})
+		ctx := context.Background()
+		res, err := pool.Compile(ctx, jit.CompileJob{Request: req, Mode: mode})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pid := res.Stats.PID
+		cpu := workertest.CPUTime(pid)
+		heap := res.Stats.PeakHeap
+		i := 0
+		for b.Loop() {
+			i++
+			res, err := pool.Compile(ctx, jit.CompileJob{Request: req, Mode: mode, Overlay: edited(i)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res.Stats.PID != pid {
+				b.Fatalf("another worker served the compile (heap %d MiB after the previous, %+v)", heap>>20, res.Incremental)
+			}
+			check(res)
+			heap = res.Stats.PeakHeap
+		}
+		b.ReportMetric(float64((workertest.CPUTime(pid)-cpu).Milliseconds())/float64(b.N), "worker-cpu-ms/op")
+		b.ReportMetric(float64(heap>>20), "heap-MiB")
+	}
+	b.Run("full", func(b *testing.B) {
+		run(b, engine.ModeFull, func(*jit.Result) {})
+	})
+	b.Run("incremental", func(b *testing.B) {
+		run(b, engine.ModeIncremental, func(res *jit.Result) {
+			if o := res.Incremental; o == nil || !o.Rerun || o.File != edit {
+				b.Fatalf("not a rerun of %s: %+v", edit, o)
+			}
+		})
+	})
 }
