@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # incremental.sh — do incremental compiles shorten edit → diagnostics? Edit →
 # diagnostics (as bench/editor.sh measures it) on `dfd serve` processes side
-# by side on the same generated project: goja compiling in full, goja with
-# incremental compiles (dfd.incremental: each recompile verified against a
-# full compile off the critical path), and Node.js compiling in full (what
-# --engine=auto picks for these projects). The edits go in blocks of 5 per
+# by side on the same generated project: goja and Node.js (what --engine=auto
+# picks for these projects), each compiling in full and with incremental
+# compiles (dfd.incremental: each recompile verified against a full compile
+# off the critical path). The edits go in blocks of 5 per
 # daemon, rotating, so that a shared machine's load falls on all alike; the
 # incremental daemon's learning edits are untimed (lspbench -mode incremental),
 # and its dfd/status says whether it trusted the project.
@@ -16,7 +16,9 @@
 # Environment:
 #   BENCH_INCR_RUNS    edits of each kind per daemon (default 20)
 #   BENCH_INCR_SIZES   generated sizes, comma-separated (default 400; 3000 takes
-#                      about an hour: goja compiling in full is seconds per edit there)
+#                      about an hour with goja: it compiles in full in seconds there)
+#   BENCH_INCR_VARIANTS the daemons (lspbench -variants; default
+#                      goja,goja+incremental,node,node+incremental)
 #   BENCH_SEED         generator seed (default 1)
 #   BENCH_DFD          a dfd binary to measure instead of building one
 #   BENCH_OUT          the markdown file to write (default bench/results/incremental.md)
@@ -26,6 +28,7 @@ export LC_ALL=C
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 runs=${BENCH_INCR_RUNS:-20}
 sizes=${BENCH_INCR_SIZES:-400}
+variants=${BENCH_INCR_VARIANTS:-goja,goja+incremental,node,node+incremental}
 seed=${BENCH_SEED:-1}
 out=${BENCH_OUT:-$repo/bench/results/incremental.md}
 core_version=3.0.62 # testenv.CoreVersion
@@ -50,8 +53,8 @@ for n in "${size_list[@]}"; do
   p=generated-$n
   "$work/bin/genproject" -n "$n" -seed "$seed" -core "$core_version" -jit -o "$work/$p" >&2 || die "generating $p failed"
   bench_with_core "$work/$p" "$core_dir"
-  log "$p: edit → diagnostics on goja (full, incremental) and Node.js (full) side by side, $runs edits after a pause and $runs bursts each"
-  "$work/bin/lspbench" -mode incremental -dfd "$dfd" -project "$work/$p" -runs "$runs" -timeout 2h >"$work/incr-$p.json" ||
+  log "$p: edit → diagnostics on $variants side by side, $runs edits after a pause and $runs bursts each"
+  "$work/bin/lspbench" -mode incremental -variants "$variants" -dfd "$dfd" -project "$work/$p" -runs "$runs" -timeout 2h >"$work/incr-$p.json" ||
     die "lspbench -mode incremental failed on $p"
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -65,8 +68,8 @@ mkdir -p "$(dirname "$out")"
   echo "after $load_after; dfd $commit."
   echo
   echo "Edit → diagnostics on the server's defaults but the engine and \`dfd.incremental\` (\`lspbench -mode incremental\`),"
-  echo "on \`dfd serve\` processes running at once on the same generated project: goja compiling in full, goja with"
-  echo "incremental compiles, and Node.js compiling in full. Each edit adds or removes an unknown config property"
+  echo "on \`dfd serve\` processes running at once on the same generated project: goja and Node.js, each compiling"
+  echo "in full and with incremental compiles ($variants). Each edit adds or removes an unknown config property"
   echo "(core's error) and changes the file's SQL. The edits go in blocks of 5 per daemon, rotating; the incremental"
   echo "daemon's first edits (it verifies 3 before it trusts a project) are untimed. \"After a pause\": one edit;"
   echo "\"typing\": the last of 5 keystrokes 60 ms apart. $runs of each per daemon; milliseconds, p50 (p95)."

@@ -5,18 +5,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
 // incrementalResult is what -mode incremental prints: edit → diagnostics
 // (as -mode diagnostics measures it) on `dfd serve` processes side by side
-// on the same project: compiles on goja in full, on goja with incremental
-// compiles (dfd.incremental), and on Node.js in full (what --engine=auto
-// picks for such projects; left out without node). The edits go in blocks
+// on the same project: compiles on goja and on Node.js (what --engine=auto
+// picks for such projects), each in full and with incremental compiles
+// (dfd.incremental), as -variants chooses. The edits go in blocks
 // of -cost-block per daemon, rotating, so that a shared machine's load
 // falls on all alike; the first edits of the incremental daemon are its
 // learning ones (3 verified before it trusts the project), so the untimed
@@ -42,6 +44,8 @@ type incrementalVariant struct {
 	Typing       Percentiles     `json:"typing"`
 }
 
+var incrVariants = flag.String("variants", "goja,goja+incremental,node,node+incremental", "-mode incremental: the daemons, comma-separated: an engine (goja, node), +incremental for dfd.incremental")
+
 // learningEdits are the untimed edits before the timed ones: more than
 // the 3 an incremental daemon verifies before it trusts a project.
 const learningEdits = 5
@@ -56,9 +60,18 @@ func runIncremental(ctx context.Context, dfd, root, file string, runs int, debou
 		engine      string
 		incremental bool
 	}
-	variants := []variant{{"goja", false}, {"goja", true}}
-	if _, err := exec.LookPath("node"); err == nil {
-		variants = append(variants, variant{"node", false})
+	var variants []variant
+	for _, name := range strings.Split(*incrVariants, ",") {
+		engine, incr := strings.CutSuffix(strings.TrimSpace(name), "+incremental")
+		if engine != "goja" && engine != "node" {
+			return nil, fmt.Errorf("-variants: %q is not goja or node, with or without +incremental", name)
+		}
+		if engine == "node" {
+			if _, err := exec.LookPath("node"); err != nil {
+				return nil, fmt.Errorf("-variants %s: node is not on PATH", name)
+			}
+		}
+		variants = append(variants, variant{engine, incr})
 	}
 	res := &incrementalResult{Project: root, DebounceMs: debounceMs, EditedFile: rel(root, file)}
 	ds := make([]*differ, len(variants))
