@@ -53,6 +53,9 @@ type Project struct {
 	// Owned by run.
 	backend ProjectBackend
 	info    ProjectInfo
+	// lastCompile is how long the last compile that was not superseded
+	// took (0: none yet): waitQuiet waits no longer than that.
+	lastCompile time.Duration
 
 	mu           sync.Mutex    // guards the fields below
 	mod          int64         // modification counter: every change bumps it
@@ -315,7 +318,7 @@ func (p *Project) waitQuiet() bool {
 		p.mu.Lock()
 		urgent, last, gap := p.urgent, p.lastEdit, p.editGap
 		p.mu.Unlock()
-		d := p.s.debounce()
+		d := p.debounce()
 		if urgent || gap == 0 || gap >= d {
 			return true
 		}
@@ -335,6 +338,25 @@ func (p *Project) waitQuiet() bool {
 		}
 	}
 }
+
+// debounce is the delay waitQuiet waits for while edits come: the
+// session's (dfd.debounceMs, else dfd serve --debounce), shortened to what
+// the project's last compile took when that is less, at least
+// minDebounce. Waiting is there so that typing does not pay for compiles
+// it supersedes; a compile cheaper than the delay costs less than the
+// wait (an incremental one: tens of milliseconds), and its result is
+// what the user is waiting for.
+func (p *Project) debounce() time.Duration {
+	d := p.s.debounce()
+	if c := p.lastCompile; c > 0 && c < d {
+		d = max(c, minDebounce)
+	}
+	return d
+}
+
+// minDebounce is the shortest delay debounce gives: keystrokes closer
+// than that are one change.
+const minDebounce = 20 * time.Millisecond
 
 // waitReopen blocks until a change asks for the project to be reopened.
 // Other changes are answered with the same error at their version, so that
@@ -464,6 +486,9 @@ func (p *Project) compile(version int64) (snap *Snapshot, superseded, ok bool) {
 	if o.err != nil && p.ctx.Err() != nil {
 		prog.End("stopped")
 		return nil, false, false
+	}
+	if o.err == nil {
+		p.lastCompile = elapsed
 	}
 	snap = &Snapshot{Root: p.root, Version: version, Info: p.info, Docs: docs, Compiled: time.Now(), Elapsed: elapsed, backend: pb, session: p.s}
 	if ce, ok := pb.(CostEstimator); ok && o.err == nil {

@@ -24,6 +24,14 @@ type fakeBackend struct {
 	checks    int
 	checkGate chan struct{}
 	checkRan  chan string // receives the overlays' keys of each check, when set
+	// compileTime is how long each compile takes (until its context ends).
+	compileTime time.Duration
+}
+
+func (b *fakeBackend) compileCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.compiles
 }
 
 func (b *fakeBackend) OpenProject(ctx context.Context, root string, progress func(string)) (ProjectBackend, ProjectInfo, error) {
@@ -69,6 +77,13 @@ func (p *fakeProject) Compile(ctx context.Context, req CompileRequest) (*Compile
 	p.b.mu.Lock()
 	p.b.compiles++
 	p.b.mu.Unlock()
+	if d := p.b.compileTime; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	files := p.files(req.Overlays)
 	res := &CompileResult{CoreVersion: "0.0.0-fake", Graph: files}
 	for name := range files {
@@ -328,47 +343,67 @@ func TestRemoveProject(t *testing.T) {
 	}
 }
 
-// The debounce adapts: an edit after a pause compiles at once (however
-// long the debounce delay), while edits that come faster than the delay —
-// typing — wait until none came for that long; a save compiles at once.
+// The adaptive debounce: an edit after a pause compiles at once; edits
+// made while typing wait for the debounce delay, shortened to what the
+// last compile took (at least minDebounce); a save compiles at once.
 func TestAdaptiveDebounce(t *testing.T) {
-	root := writeProject(t, map[string]string{"definitions/a.sqlx": "SELECT 1\n"})
-	b := &fakeBackend{}
-	s := New(context.Background(), Options{Backend: b, Events: newRecorder(), Debounce: time.Hour})
-	t.Cleanup(s.Close)
-	p := s.AddProject(root)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := p.Await(ctx, 1); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(root, "definitions", "a.sqlx")
-	s.OpenDocument(NewDocument("file://"+path, path, 1, []byte("SELECT 1\n")))
-	if err := s.ChangeDocument(NewDocument("file://"+path, path, 2, []byte("SELECT 2\n"))); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := p.Await(ctx, p.Version())
-	if err != nil {
-		t.Fatalf("an edit after a pause waited for the hour-long debounce: %v", err)
-	}
-	if got := string(snap.Docs["definitions/a.sqlx"].Text); got != "SELECT 2\n" {
-		t.Fatalf("compiled %q", got)
-	}
-	// Typing: the next edits come within the delay of the previous one.
-	for v := int32(3); v <= 5; v++ {
-		if err := s.ChangeDocument(NewDocument("file://"+path, path, v, []byte("SELECT "+string(rune('0'+v))+"\n"))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	typed := p.Version()
-	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
-	if _, err := p.Await(short, typed); err == nil {
-		t.Error("edits made while typing compiled without the debounce delay")
-	}
-	cancelShort()
-	s.SaveDocument(path, nil)
-	if _, err := p.Await(ctx, typed); err != nil {
-		t.Fatalf("a save did not compile at once: %v", err)
+	for _, c := range []struct {
+		name    string
+		compile time.Duration
+		// typingWaits: the typed edits wait (the delay is the compile's
+		// time, 400 ms); else they compile in about minDebounce, not after
+		// the hour-long delay set.
+		typingWaits bool
+	}{
+		{"slow compiles", 400 * time.Millisecond, true},
+		{"cheap compiles", 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := writeProject(t, map[string]string{"definitions/a.sqlx": "SELECT 1\n"})
+			b := &fakeBackend{compileTime: c.compile}
+			s := New(context.Background(), Options{Backend: b, Events: newRecorder(), Debounce: time.Hour})
+			t.Cleanup(s.Close)
+			p := s.AddProject(root)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if _, err := p.Await(ctx, 1); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(root, "definitions", "a.sqlx")
+			s.OpenDocument(NewDocument("file://"+path, path, 1, []byte("SELECT 1\n")))
+			if err := s.ChangeDocument(NewDocument("file://"+path, path, 2, []byte("SELECT 2\n"))); err != nil {
+				t.Fatal(err)
+			}
+			snap, err := p.Await(ctx, p.Version())
+			if err != nil {
+				t.Fatalf("an edit after a pause waited for the hour-long debounce: %v", err)
+			}
+			if got := string(snap.Docs["definitions/a.sqlx"].Text); got != "SELECT 2\n" {
+				t.Fatalf("compiled %q", got)
+			}
+			before := b.compileCount()
+			// Typing: the next edits come within the delay of the previous one.
+			for v := int32(3); v <= 5; v++ {
+				if err := s.ChangeDocument(NewDocument("file://"+path, path, v, []byte("SELECT "+string(rune('0'+v))+"\n"))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			typed := p.Version()
+			if !c.typingWaits {
+				if _, err := p.Await(ctx, typed); err != nil {
+					t.Fatalf("edits made while typing waited for the hour-long debounce though compiles are cheap: %v", err)
+				}
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+			if n := b.compileCount(); n != before {
+				t.Errorf("edits made while typing compiled %d times within half the debounce delay", n-before)
+			}
+			s.SaveDocument(path, nil)
+			if _, err := p.Await(ctx, typed); err != nil {
+				t.Fatalf("a save did not compile at once: %v", err)
+			}
+		})
 	}
 }
 
