@@ -547,6 +547,31 @@ class ProjectFiles {
   }
 }
 
+// fileSignature identifies the content of the file at abs as stat(2) sees
+// it (inode, size, modification and change times in nanoseconds), or "".
+function fileSignature(abs) {
+  try {
+    const st = fs.statSync(abs, { bigint: true });
+    return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  } catch (_) {
+    return "";
+  }
+}
+
+// unchanged says whether file name of files has the content a kept
+// compile read ({digest, sig}). A file on disk whose signature is the one
+// it had then is not read again: 3,000 files are 30 ms of reading and
+// hashing per edit, their stats a few. Anything else is compared by digest.
+function unchanged(files, name, read) {
+  const buf = files.overlay.get(name);
+  if (buf === undefined && read.sig !== "" && fileSignature(files.abs(name)) === read.sig) return true;
+  try {
+    return crypto.createHash("sha256").update(buf !== undefined ? buf : files.read(name)).digest("base64") === read.digest;
+  } catch (_) {
+    return false; // unreadable now
+  }
+}
+
 // specialKind names a Stats that is not a regular file or a directory, as
 // Go's regfile.Kind does; "" otherwise.
 function specialKind(st) {
@@ -1520,7 +1545,7 @@ class Runtime {
           if (cacheEnabled || rt.reads !== null) {
             const hash = crypto.createHash("sha256").update(buf).digest("base64");
             if (cacheEnabled) rt.files.hashes.set(r, hash);
-            if (rt.reads !== null) rt.reads.set(r, hash);
+            if (rt.reads !== null) rt.reads.set(r, { digest: hash, sig: rt.files.overlay.has(r) ? "" : fileSignature(rt.files.abs(r)) });
           }
           return buf.toString("utf8");
         } catch (e) {
@@ -1852,12 +1877,9 @@ class Server {
     if (!job.request.equals(k.request)) return "the compile request changed (settings or the list of files)";
     const files = new ProjectFiles(this.opts.root, job.overlay);
     const changed = [];
-    for (const [name, digest] of k.reads) {
-      let now = "";
-      try {
-        now = crypto.createHash("sha256").update(files.read(name)).digest("base64");
-      } catch (_) { /* unreadable now: changed */ }
-      if (now !== digest) changed.push(name);
+    for (const [name, read] of k.reads) {
+      if (unchanged(files, name, read)) continue;
+      changed.push(name);
       if (changed.length > 1) return "more than one file changed";
     }
     const file = changed.length === 1 ? changed[0] : "";
