@@ -209,6 +209,7 @@ func patchBundle(version string, src []byte, natives bool) (string, SQLXLevel) {
 		code, sqlx = patchSQLX(code) // first: it recognises core's unpatched SQLX code
 	}
 	code = patchQuadraticConcat(code)
+	code, _ = patchTargetStringifier(code)
 	code = patchUTF8Read(code)
 	if natives {
 		code = patchUTF8Write(code)

@@ -193,39 +193,46 @@ func TestNodeIncrementalOlderCores(t *testing.T) {
 	})
 }
 
-// The Node worker patches core's main() itself (worker.js); the patch
-// must be engine.PatchIncremental's, byte for byte, on every core dfd
-// supports, so that both engines keep a compile's context the same way.
-func TestPatchIncrementalSame(t *testing.T) {
+// The Node worker patches core's bundle itself (worker.js): the hooks of
+// incremental compiles in main() and the faster target stringifier. Each
+// patch must be the engine's, byte for byte, on every core dfd supports, so
+// that both engines run the same code.
+func TestPatchesSame(t *testing.T) {
 	node := needNode(t)
 	s, err := nodeworker.WriteScript(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	patches := map[string]func(string) (string, bool){
+		"patchIncremental":       engine.PatchIncremental,
+		"patchTargetStringifier": engine.PatchTargetStringifier,
+	}
 	for _, version := range []string{testenv.CoreVersion, "3.0.59", "3.0.52"} {
-		t.Run(version, func(t *testing.T) {
-			root := testenv.ProjectCopy(t, testenv.Fixture("js_api"), version)
-			bundle := filepath.Join(root, "node_modules", "@dataform", "core", "bundle.js")
-			src, err := os.ReadFile(bundle)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, ok := engine.PatchIncremental(string(src))
-			if !ok {
-				t.Fatalf("core %s: engine.PatchIncremental finds no hooks' places", version)
-			}
-			js := `const w = require(process.argv[1]); const fs = require("fs"); const c = require("crypto");
-const p = w.patchIncremental(fs.readFileSync(process.argv[2], "utf8"));
+		root := testenv.ProjectCopy(t, testenv.Fixture("js_api"), version)
+		bundle := filepath.Join(root, "node_modules", "@dataform", "core", "bundle.js")
+		src, err := os.ReadFile(bundle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, patch := range patches {
+			t.Run(version+"/"+name, func(t *testing.T) {
+				want, ok := patch(string(src))
+				if !ok {
+					t.Fatalf("core %s: engine's %s finds nothing to patch", version, name)
+				}
+				js := `const w = require(process.argv[1]); const fs = require("fs"); const c = require("crypto");
+const p = w[process.argv[3]](fs.readFileSync(process.argv[2], "utf8"));
 process.stdout.write(p.ok + " " + c.createHash("sha256").update(p.code).digest("hex"));`
-			out, err := exec.Command(node, "-e", js, s, bundle).CombinedOutput()
-			if err != nil {
-				t.Fatalf("%v: %s", err, out)
-			}
-			sum := sha256.Sum256([]byte(want))
-			if got, w := strings.TrimSpace(string(out)), "true "+hex.EncodeToString(sum[:]); got != w {
-				t.Errorf("core %s: worker.js's patch %q, engine's %q", version, got, w)
-			}
-		})
+				out, err := exec.Command(node, "-e", js, s, bundle, name).CombinedOutput()
+				if err != nil {
+					t.Fatalf("%v: %s", err, out)
+				}
+				sum := sha256.Sum256([]byte(want))
+				if got, w := strings.TrimSpace(string(out)), "true "+hex.EncodeToString(sum[:]); got != w {
+					t.Errorf("core %s: worker.js's %s %q, engine's %q", version, name, got, w)
+				}
+			})
+		}
 	}
 }
 

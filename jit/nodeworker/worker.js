@@ -1422,6 +1422,18 @@ const INCR_LOOP = /\.sort\(\)\.forEach\(\(([\w$]+)=>\{try\{([\w$]+)\.nativeRequi
 const INCR_VERIFY = /[\w$]+\.verifyObjectMatchesProto\([\w$]+\.dataform\.CompiledGraph,[\w$]+,[\w$]+\.VerifyProtoErrorBehaviour\.SUGGEST_REPORTING_TO_DATAFORM_TEAM\)/g;
 const INCR_GRAPH = /const ([\w$]+)=([\w$]+)\.dataform\.CoreExecutionResponse\.create\(\{compile:\{compiledGraph:([\w$]+)\.compile\(\)\}\}\);/g;
 
+// patchTargetStringifier is engine.PatchTargetStringifier
+// (engine/stringifier.go: why, and why the output is the same): core's
+// target stringifier builds one object instead of one per key.
+const TARGET_STRINGIFY_OLD = "stringify(e){return JSON.stringify(Object.keys(e).sort().reduce(((t,r)=>Object.assign(Object.assign({},t),{[r]:e[r]})),{}))}";
+const TARGET_STRINGIFY_NEW = "stringify(e){const t=Object.keys(e).sort(),r={};for(let n=0;n<t.length;n++)r[t[n]]=e[t[n]];return JSON.stringify(r)}";
+
+function patchTargetStringifier(code) {
+  const i = code.indexOf(TARGET_STRINGIFY_OLD);
+  if (i < 0 || code.indexOf(TARGET_STRINGIFY_OLD, i + 1) >= 0) return { code, ok: false };
+  return { code: code.slice(0, i) + TARGET_STRINGIFY_NEW + code.slice(i + TARGET_STRINGIFY_OLD.length), ok: true };
+}
+
 function patchIncremental(code) {
   const loops = [...code.matchAll(INCR_LOOP)], graphs = [...code.matchAll(INCR_GRAPH)], verifies = [...code.matchAll(INCR_VERIFY)];
   if (loops.length !== 1 || graphs.length !== 1 || verifies.length !== 1) return { code, ok: false };
@@ -2178,7 +2190,7 @@ function main() {
   try {
     let code = fs.readFileSync(opts.bundle, "utf8");
     if (versionLess(opts.coreVersion, "3.0.57")) code = patchOldCallerFile(code);
-    const p = patchIncremental(code);
+    const p = patchIncremental(patchTargetStringifier(code).code);
     bundleSource = p.code;
     bundleIncremental = p.ok;
   } catch (e) {
@@ -2200,4 +2212,4 @@ function main() {
 
 if (require.main === module) main();
 
-module.exports = { contextPrelude, decodeFrame, varint, fields, clean, ProjectFiles, patchIncremental };
+module.exports = { contextPrelude, decodeFrame, varint, fields, clean, ProjectFiles, patchIncremental, patchTargetStringifier };
