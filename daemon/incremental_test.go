@@ -14,18 +14,24 @@ import (
 
 const trustAfter = 3
 
-// incrementalOn is the editor's configuration that opts in to incremental
-// compiles (dfd.incremental, off by default).
+// incrementalOn is the editor's configuration that asks for incremental
+// compiles (dfd.incremental, on by default).
 func incrementalOn() fakeeditor.Config {
 	return fakeeditorConfig(map[string]any{"dfd": map[string]any{"incremental": true}})
 }
 
-// Edits of one definitions file compile incrementally: the first 3 results
-// are compared with full compiles (published: the full ones), then the
-// project is trusted; the previews show each edit.
+// Edits of one definitions file compile incrementally, by default: the
+// first 3 results are compared with full compiles (published: the full
+// ones), then the project is trusted; the previews show each edit.
 func TestIncrementalCompilesBecomeTrusted(t *testing.T) {
+	for name, editor := range map[string]fakeeditor.Config{"true": incrementalOn(), "default": {}} {
+		t.Run(name, func(t *testing.T) { incrementalBecomesTrusted(t, editor) })
+	}
+}
+
+func incrementalBecomesTrusted(t *testing.T, editor fakeeditor.Config) {
 	ws := txtarWorkspace(t, "shop.txtar")
-	s := startServer(t, serverConfig{debounce: 10 * time.Millisecond, editor: incrementalOn()})
+	s := startServer(t, serverConfig{debounce: 10 * time.Millisecond, editor: editor})
 	s.init(t, ws)
 	stats := filepath.Join(ws, "shop", "definitions", "order_stats.js")
 	if err := s.ed.Open(s.ctx, stats); err != nil {
@@ -116,11 +122,10 @@ func TestIncrementalFallsBackWhenAFileMutatesIncludes(t *testing.T) {
 	}
 }
 
-// dfd.incremental false, and by default: every compile is a full one.
+// dfd.incremental false: every compile is a full one.
 func TestIncrementalSettingOff(t *testing.T) {
 	for name, editor := range map[string]fakeeditor.Config{
-		"false":   fakeeditorConfig(map[string]any{"dfd": map[string]any{"incremental": false}}),
-		"default": {},
+		"false": fakeeditorConfig(map[string]any{"dfd": map[string]any{"incremental": false}}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			ws := txtarWorkspace(t, "shop.txtar")

@@ -55,11 +55,10 @@ type Settings struct {
 	// compile on save, on changes of files on disk, and when dfd/preview or
 	// dfd/graph asks for the newest compile. Setting dfd.compileAsYouType.
 	CompileAsYouType bool
-	// Incremental true (opt-in: goja only, and most projects compile on
-	// Node.js, which has none yet): an edit of one definitions file re-runs
-	// only that file in the worker's kept context of the last full compile,
-	// verified against a full compile; false: every compile is a full one.
-	// Setting dfd.incremental.
+	// Incremental true (default): an edit of one definitions file re-runs only
+	// that file in the worker's kept context of the last full compile (goja
+	// and Node.js), verified against a full compile; false: every compile is a
+	// full one. Setting dfd.incremental.
 	Incremental bool
 	// Debounce is the as-you-type delay: while edits come faster than it, the
 	// recompile waits until none came for this long, or for as long as the
@@ -82,6 +81,7 @@ func Defaults() Settings {
 		CostPricePerTiB:  6.25,
 		CostBilling:      "on-demand",
 		CompileAsYouType: true,
+		Incremental:      true,
 		SQLCheck:         true,
 	}
 }
