@@ -56,8 +56,10 @@ func runDiagnostics(ctx context.Context, dfd, root, file string, runs int, serve
 		return nil, err
 	}
 	res.OpenMs = ms(open)
-	// One untimed round first.
-	for i := -1; i < runs; i++ {
+	// Untimed rounds first: as many as an incremental daemon's learning
+	// edits (dfd.incremental is on by default), so that the timed ones
+	// measure the steady state an editing session is in.
+	for i := -learningEdits; i < runs; i++ {
 		time.Sleep(pause)
 		t, err := d.toggle(ctx)
 		if err != nil {

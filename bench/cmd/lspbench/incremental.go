@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -42,6 +43,10 @@ type incrementalVariant struct {
 	AfterPause   Percentiles     `json:"afterPause"`
 	TypingMs     []float64       `json:"typingMs"`
 	Typing       Percentiles     `json:"typing"`
+	// PeakRSSKiB is the largest RSS of the daemon and its workers, summed,
+	// sampled every 25 ms from the first compile to the end: with
+	// incremental compiles it includes the kept context.
+	PeakRSSKiB int64 `json:"peakRssKiB"`
 }
 
 var incrVariants = flag.String("variants", "goja,goja+incremental,node,node+incremental", "-mode incremental: the daemons, comma-separated: an engine (goja, node), +incremental for dfd.incremental")
@@ -75,6 +80,16 @@ func runIncremental(ctx context.Context, dfd, root, file string, runs int, debou
 	}
 	res := &incrementalResult{Project: root, DebounceMs: debounceMs, EditedFile: rel(root, file)}
 	ds := make([]*differ, len(variants))
+	mems := make([]*sampler, len(variants))
+	var memWG sync.WaitGroup
+	defer func() {
+		for _, m := range mems {
+			if m != nil {
+				close(m.stop)
+			}
+		}
+		memWG.Wait()
+	}()
 	for i, v := range variants {
 		settings := map[string]any{"incremental": v.incremental}
 		if debounceMs > 0 {
@@ -86,6 +101,9 @@ func runIncremental(ctx context.Context, dfd, root, file string, runs int, debou
 			return nil, err
 		}
 		defer s.close(ctx)
+		mems[i] = &sampler{pid: s.cmd.Process.Pid, stop: make(chan struct{})}
+		memWG.Add(1)
+		go func() { defer memWG.Done(); mems[i].loop() }()
 		d, open, err := openDiffer(ctx, s, root, file, true)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.engine, err)
@@ -128,6 +146,7 @@ func runIncremental(ctx context.Context, dfd, root, file string, runs int, debou
 	for i, d := range ds {
 		v := &res.Variants[i]
 		v.AfterPause, v.Typing = percentiles(v.AfterPauseMs), percentiles(v.TypingMs)
+		v.PeakRSSKiB, _ = mems[i].peak()
 		var st struct {
 			Projects []struct {
 				Incremental json.RawMessage `json:"incremental"`
