@@ -13,23 +13,28 @@ import (
 )
 
 // Engine hints: what `dfd compile --engine=auto` learnt from a project's
-// last compile on goja (the daemon's rule, PreferNodeWarm, does not need
-// them). The estimate of PreferNode reads the source's bytes; what it cannot
-// see is JavaScript whose cost is in running, not in its size — a package
-// that builds hundreds of actions in loops (a real 642-action project:
-// 3.2 s on goja, 0.7 s on Node.js, from 70 KB of JavaScript). So a compile
-// on goja that took GojaSlowCompile or more is remembered, per project
-// root, in dfd's cache, and the next auto choice for that project is
-// Node.js. The output is the same on both engines (parity tests); only the
-// time differs.
+// last compiles, per engine: how long the whole compile took in that
+// process (on Node.js, the worker's start included). The estimate of
+// PreferNode reads the source's bytes; what it cannot see is JavaScript
+// whose cost is in running, not in its size — a package that builds
+// hundreds of actions in loops (a real 642-action project: 3.2 s on goja,
+// 0.7 s on Node.js, from 70 KB of JavaScript) — nor how long Node.js takes
+// to start on this machine. So each auto compile records its time, per
+// project root, in dfd's cache, and AutoEngine picks the engine that was
+// faster, trying the other once where it may be: a goja compile slower
+// than a cold Node.js worker's start, a Node.js compile not much slower
+// than that. The output is the same on both engines (parity tests); only
+// the time differs.
 
-// GojaSlowCompile is the goja compile time from which auto prefers
-// Node.js next time: above a cold Node.js worker's start (≈0.3 s) plus
-// DefaultNodeMinExcess.
-const GojaSlowCompile = time.Second
+// NodeColdStart is about what a cold Node.js worker costs before it
+// compiles (process, permission model, core's bundle): a goja compile
+// taking longer may be faster on Node.js, and a Node.js compile taking
+// less than twice that may be faster on goja.
+const NodeColdStart = 300 * time.Millisecond
 
 type engineHint struct {
-	GojaMs int64 `json:"gojaMs"`
+	GojaMs int64 `json:"gojaMs,omitempty"`
+	NodeMs int64 `json:"nodeMs,omitempty"`
 }
 
 // hintFile is where root's hint is kept ("" without a cache directory).
@@ -42,18 +47,25 @@ func hintFile(root string) string {
 	return filepath.Join(dir, "engine-hints", hex.EncodeToString(sum[:12])+".json")
 }
 
-// RecordGojaCompile remembers how long a whole compile of root took on
-// goja. Failing to write it costs only the hint.
-func RecordGojaCompile(root string, took time.Duration) {
+// RecordCompile remembers how long a whole compile of root took on
+// engine (EngineGoja or EngineNode). Failing to write it costs only the
+// hint.
+func RecordCompile(root, engine string, took time.Duration) {
 	file := hintFile(root)
 	if file == "" {
 		return
 	}
-	if took < GojaSlowCompile {
-		_ = os.Remove(file) // fast now: forget an old hint
+	h := readHint(root)
+	ms := max(took.Milliseconds(), 1)
+	switch engine {
+	case EngineGoja:
+		h.GojaMs = ms
+	case EngineNode:
+		h.NodeMs = ms
+	default:
 		return
 	}
-	b, err := json.Marshal(engineHint{GojaMs: took.Milliseconds()})
+	b, err := json.Marshal(h)
 	if err != nil {
 		return
 	}
@@ -71,30 +83,60 @@ func RecordGojaCompile(root string, took time.Duration) {
 	}
 }
 
-// gojaWasSlow reports whether root's last compile on goja took
-// GojaSlowCompile or more. An odd file in the cache (not a regular file,
+// AutoEngine is the engine `dfd compile --engine=auto` compiles root on
+// when Node.js is available: the faster of the two when both were timed;
+// Node.js after a goja compile slower than NodeColdStart, and goja after
+// a Node.js compile quicker than twice that, when only one was (to time
+// the other once); else PreferNode's estimate.
+func AutoEngine(root string, paths []string, bundlePath string) string {
+	h := readHint(root)
+	goja, node := time.Duration(h.GojaMs)*time.Millisecond, time.Duration(h.NodeMs)*time.Millisecond
+	switch {
+	case goja > 0 && node > 0:
+		if node < goja {
+			return EngineNode
+		}
+		return EngineGoja
+	case goja > 0:
+		if goja >= NodeColdStart {
+			return EngineNode
+		}
+		return EngineGoja
+	case node > 0:
+		if node < 2*NodeColdStart {
+			return EngineGoja
+		}
+		return EngineNode
+	}
+	if PreferNode(root, paths, bundlePath, DefaultNodeMinFiles) {
+		return EngineNode
+	}
+	return EngineGoja
+}
+
+// readHint is root's hint; an odd file in the cache (not a regular file,
 // too big, not the JSON dfd writes) is no hint.
-func gojaWasSlow(root string) bool {
+func readHint(root string) engineHint {
 	file := hintFile(root)
 	if file == "" {
-		return false
+		return engineHint{}
 	}
 	fi, err := os.Lstat(file)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1024 {
-		return false
+		return engineHint{}
 	}
 	f, err := os.Open(file)
 	if err != nil {
-		return false
+		return engineHint{}
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, 1024))
 	if err != nil {
-		return false
+		return engineHint{}
 	}
 	var h engineHint
-	if json.Unmarshal(b, &h) != nil {
-		return false
+	if json.Unmarshal(b, &h) != nil || h.GojaMs < 0 || h.NodeMs < 0 {
+		return engineHint{}
 	}
-	return time.Duration(h.GojaMs)*time.Millisecond >= GojaSlowCompile
+	return h
 }

@@ -49,15 +49,15 @@ const DefaultNodeMinFiles = 150
 const DefaultNodeMinExcess = 500 * time.Millisecond
 
 // PreferNode reports whether `dfd compile --engine=auto` compiles on
-// Node.js a project with these source files (relative to root) and the core bundle at bundlePath:
-// minFiles of them or more (DefaultNodeMinFiles when not positive),
-// DefaultNodeMinExcess of estimated extra time in goja, or a last compile
-// on goja that was slow (enginehint.go).
+// Node.js a project with these source files (relative to root) and the
+// core bundle at bundlePath, before any of its compiles was timed
+// (AutoEngine): minFiles of them or more (DefaultNodeMinFiles when not
+// positive), or DefaultNodeMinExcess of estimated extra time in goja.
 func PreferNode(root string, paths []string, bundlePath string, minFiles int) bool {
 	if minFiles <= 0 {
 		minFiles = DefaultNodeMinFiles
 	}
-	return len(paths) >= minFiles || engine.GojaExcess(root, paths, bundlePath) >= DefaultNodeMinExcess || gojaWasSlow(root)
+	return len(paths) >= minFiles || engine.GojaExcess(root, paths, bundlePath) >= DefaultNodeMinExcess
 }
 
 // PreferNodeWarm reports whether EngineAuto compiles on Node.js in the

@@ -251,12 +251,20 @@ func compileWith(ctx context.Context, env *cmdEnv, p *project.Project, core *pro
 	auto := engineName == engineAuto
 	if auto {
 		engineName = engineGoja
-		if opts.FilePaths != nil && daemon.PreferNode(p.Root, opts.FilePaths, core.BundlePath, daemon.DefaultNodeMinFiles) && nodeworker.Available() {
-			engineName = engineNode
+		if nodeworker.Available() {
+			engineName = daemon.AutoEngine(p.Root, opts.FilePaths, core.BundlePath)
+		}
+	}
+	start := time.Now()
+	// What auto learns for next time (daemon.AutoEngine).
+	learn := func(err error) {
+		if auto && err == nil {
+			daemon.RecordCompile(p.Root, engineName, time.Since(start))
 		}
 	}
 	if engineName == engineNode {
 		res, err := compileWithNode(ctx, env, p, core, opts)
+		learn(err)
 		return res, engineName, err
 	}
 	if opts.MemoryLimit > 0 {
@@ -264,12 +272,8 @@ func compileWith(ctx context.Context, env *cmdEnv, p *project.Project, core *pro
 		// of a goja worker, which the heap ceiling relies on.
 		heapwatch.SetLimits(jit.DefaultGCPercent, jit.DefaultSoftMemoryLimit, opts.MemoryLimit)
 	}
-	start := time.Now()
 	res, err := compile.Run(ctx, p, core, opts)
-	if auto && err == nil {
-		// What auto learns for next time (daemon.RecordGojaCompile).
-		daemon.RecordGojaCompile(p.Root, time.Since(start))
-	}
+	learn(err)
 	return res, engineName, err
 }
 
