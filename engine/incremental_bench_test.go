@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/dfdtools/dfd/bench/projectgen"
 	"github.com/dfdtools/dfd/engine"
-	"github.com/dfdtools/dfd/internal/testkit/testenv"
+	"github.com/dfdtools/dfd/internal/testkit/incrtest"
 )
 
 // BenchmarkIncremental compares, on generated projects, a full compile with
@@ -22,27 +19,12 @@ import (
 // time says little.
 func BenchmarkIncremental(b *testing.B) {
 	for _, n := range []int{400, 3000} {
-		p, err := projectgen.Plan(projectgen.Options{Actions: n, Seed: 1, JiT: true})
+		root, paths, edit := incrtest.Generated(b, n, 1)
+		text, err := os.ReadFile(filepath.Join(root, edit))
 		if err != nil {
 			b.Fatal(err)
 		}
-		src := b.TempDir()
-		if err := p.Write(src); err != nil {
-			b.Fatal(err)
-		}
-		root := testenv.ProjectCopy(b, src, testenv.CoreVersion)
-		var paths []string
-		var edit string
-		for name := range p.Files {
-			paths = append(paths, name)
-		}
-		sort.Strings(paths)
-		for _, name := range paths {
-			if strings.HasSuffix(name, ".sqlx") && strings.Contains(p.Files[name], "type: \"table\"") {
-				edit = name
-				break
-			}
-		}
+		orig := string(text)
 		req := incrRequest(b, root, paths)
 		d := newIncrDriver(b, root)
 		files, err := engine.OpenDir(root)
@@ -64,7 +46,6 @@ func BenchmarkIncremental(b *testing.B) {
 			if err != nil || kept == nil {
 				b.Fatal(err, why)
 			}
-			orig := p.Files[edit]
 			defer os.WriteFile(filepath.Join(root, edit), []byte(orig), 0o644)
 			i := 0
 			cpu := cpuTime()

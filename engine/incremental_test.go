@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/dfdtools/dfd/bench/projectgen"
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/testkit/incrtest"
 	"github.com/dfdtools/dfd/internal/testkit/testenv"
@@ -130,37 +128,16 @@ func (d *incrDriver) Compile(paths []string) (full, incr []byte, fullErr, incrEr
 func (d *incrDriver) Counts() (int, map[string]int) { return d.incremental, d.full }
 
 func TestIncrementalFixtures(t *testing.T) {
-	entries, err := os.ReadDir(filepath.Join(testenv.RepoRoot(), "testdata", "projects"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		t.Run(e.Name(), func(t *testing.T) {
-			root := testenv.ProjectCopy(t, testenv.Fixture(e.Name()), testenv.CoreVersion)
-			runEdits(t, root, uint64(i+1), incrtest.Steps(40))
-		})
-	}
+	incrtest.EachFixture(t, func(t *testing.T, root string, seed uint64) {
+		runEdits(t, root, seed, incrtest.Steps(40))
+	})
 }
 
 // The real projects of testdata/realprojects (see incrtest.Steps).
 func TestIncrementalRealProjects(t *testing.T) {
-	dir := filepath.Join(testenv.RepoRoot(), "testdata", "realprojects")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		t.Run(e.Name(), func(t *testing.T) {
-			root := testenv.ProjectCopy(t, filepath.Join(dir, e.Name()), testenv.CoreVersion)
-			runEdits(t, root, uint64(100+i), incrtest.Steps(40))
-		})
-	}
+	incrtest.EachRealProject(t, func(t *testing.T, root string, seed uint64) {
+		runEdits(t, root, seed, incrtest.Steps(40))
+	})
 }
 
 // A generated project of 400 actions (bench/projectgen), with JiT actions.
@@ -168,15 +145,7 @@ func TestIncrementalGenerated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 400-action project: long")
 	}
-	p, err := projectgen.Plan(projectgen.Options{Actions: 400, Seed: 7, JiT: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := t.TempDir()
-	if err := p.Write(src); err != nil {
-		t.Fatal(err)
-	}
-	root := testenv.ProjectCopy(t, src, testenv.CoreVersion)
+	root, _, _ := incrtest.Generated(t, 400, 7)
 	runEdits(t, root, 400, incrtest.Steps(20))
 }
 

@@ -10,12 +10,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/dfdtools/dfd/bench/projectgen"
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/testkit/incrtest"
@@ -97,36 +95,15 @@ func nodeRunEdits(t *testing.T, root, version string, seed uint64, steps int) {
 }
 
 func TestNodeIncrementalFixtures(t *testing.T) {
-	entries, err := os.ReadDir(filepath.Join(testenv.RepoRoot(), "testdata", "projects"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		t.Run(e.Name(), func(t *testing.T) {
-			root := testenv.ProjectCopy(t, testenv.Fixture(e.Name()), testenv.CoreVersion)
-			nodeRunEdits(t, root, "", uint64(i+1), incrtest.Steps(40))
-		})
-	}
+	incrtest.EachFixture(t, func(t *testing.T, root string, seed uint64) {
+		nodeRunEdits(t, root, "", seed, incrtest.Steps(40))
+	})
 }
 
 func TestNodeIncrementalRealProjects(t *testing.T) {
-	dir := filepath.Join(testenv.RepoRoot(), "testdata", "realprojects")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		t.Run(e.Name(), func(t *testing.T) {
-			root := testenv.ProjectCopy(t, filepath.Join(dir, e.Name()), testenv.CoreVersion)
-			nodeRunEdits(t, root, "", uint64(100+i), incrtest.Steps(40))
-		})
-	}
+	incrtest.EachRealProject(t, func(t *testing.T, root string, seed uint64) {
+		nodeRunEdits(t, root, "", seed, incrtest.Steps(40))
+	})
 }
 
 // Generated projects of 400 and 3,000 actions (bench/projectgen), with JiT
@@ -141,15 +118,7 @@ func TestNodeIncrementalGenerated(t *testing.T) {
 	}
 	for _, n := range sizes {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			p, err := projectgen.Plan(projectgen.Options{Actions: n, Seed: 7, JiT: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			src := t.TempDir()
-			if err := p.Write(src); err != nil {
-				t.Fatal(err)
-			}
-			root := testenv.ProjectCopy(t, src, testenv.CoreVersion)
+			root, _, _ := incrtest.Generated(t, n, 7)
 			nodeRunEdits(t, root, "", uint64(n), incrtest.Steps(40))
 		})
 	}
@@ -248,33 +217,17 @@ func BenchmarkNodeIncremental(b *testing.B) {
 }
 
 func benchNodeIncremental(b *testing.B, n int) {
-	p, err := projectgen.Plan(projectgen.Options{Actions: n, Seed: 1, JiT: true})
+	root, paths, edit := incrtest.Generated(b, n, 1)
+	orig, err := os.ReadFile(filepath.Join(root, edit))
 	if err != nil {
 		b.Fatal(err)
-	}
-	src := b.TempDir()
-	if err := p.Write(src); err != nil {
-		b.Fatal(err)
-	}
-	root := testenv.ProjectCopy(b, src, testenv.CoreVersion)
-	var paths []string
-	for name := range p.Files {
-		paths = append(paths, name)
-	}
-	slices.Sort(paths)
-	var edit string
-	for _, name := range paths {
-		if strings.HasSuffix(name, ".sqlx") && strings.Contains(p.Files[name], "type: \"table\"") {
-			edit = name
-			break
-		}
 	}
 	req, err := compile.Request(root, paths, compile.Overrides{}, time.Minute)
 	if err != nil {
 		b.Fatal(err)
 	}
 	edited := func(i int) map[string][]byte {
-		return map[string][]byte{edit: fmt.Appendf(nil, "%s\n-- %d", p.Files[edit], i)}
+		return map[string][]byte{edit: fmt.Appendf(nil, "%s\n-- %d", orig, i)}
 	}
 	run := func(b *testing.B, mode engine.Mode, check func(*jit.Result)) {
 		pool := nodeWorkers.NewPool(b, root, jit.PoolOptions{Workers: 1})
