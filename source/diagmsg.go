@@ -64,25 +64,24 @@ func ParseUnresolved(msg string) (database, schema, name string, ok bool) {
 // transpositions count one) between a and b, in bytes.
 func EditDistance(a, b string) int {
 	n, m := len(a), len(b)
-	d := make([][]int, n+1)
-	for i := range d {
-		d[i] = make([]int, m+1)
-		d[i][0] = i
-	}
+	// Three rows of the table: the transposition looks two rows back.
+	prev2, prev, cur := make([]int, m+1), make([]int, m+1), make([]int, m+1)
 	for j := 0; j <= m; j++ {
-		d[0][j] = j
+		prev[j] = j
 	}
 	for i := 1; i <= n; i++ {
+		cur[0] = i
 		for j := 1; j <= m; j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
 			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+				cur[j] = min(cur[j], prev2[j-2]+1)
 			}
 		}
+		prev2, prev, cur = prev, cur, prev2
 	}
-	return d[n][m]
+	return prev[m]
 }

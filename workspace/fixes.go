@@ -150,15 +150,22 @@ func closestNames(snap *Snapshot, name string) []string {
 	}
 	seen := map[string]bool{}
 	var cs []cand
+	lower := strings.ToLower(name)
 	for _, a := range snap.Actions() {
 		n := writtenName(a)
 		if n == name || seen[n] || strings.Contains(n, "_assertions_") {
 			continue
 		}
 		seen[n] = true
-		dist := source.EditDistance(strings.ToLower(name), strings.ToLower(n))
+		var dist int
 		if strings.EqualFold(n, name) {
 			dist = 0
+		} else {
+			ln := strings.ToLower(n)
+			if diff := len(ln) - len(lower); diff > limit || -diff > limit {
+				continue // the distance is at least the difference in length
+			}
+			dist = source.EditDistance(lower, ln)
 		}
 		if dist <= limit {
 			cs = append(cs, cand{n, dist})
