@@ -235,9 +235,13 @@ func (s *Server) notifyPreviewChanged(snap *workspace.Snapshot) {
 		return
 	}
 	files := snap.Files()
-	uris := make([]uri.URI, len(files))
+	paths := make([]string, len(files))
 	for i, f := range files {
-		uris[i] = s.uriFor(canonicalPath(filepath.Join(snap.Root, filepath.FromSlash(f))))
+		paths[i] = filepath.Join(snap.Root, filepath.FromSlash(f))
+	}
+	uris := make([]uri.URI, len(files))
+	for i, p := range workspace.CanonicalPaths(paths) {
+		uris[i] = s.uriFor(p)
 	}
 	s.notify(MethodPreviewChanged, json.RawMessage(mustJSON(PreviewChangedParams{
 		Project: uri.File(snap.Root), Version: snap.Version, URIs: uris, Error: errString(snap.Err),

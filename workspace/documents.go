@@ -170,6 +170,35 @@ func CanonicalPath(path string) string {
 	return filepath.Clean(path)
 }
 
+// CanonicalPaths is CanonicalPath of each path, resolving each directory
+// once: a project's files share a few directories, and resolving each
+// file's directory again was 8 ms of every compile's publication at 3,000
+// actions.
+func CanonicalPaths(paths []string) []string {
+	dirs := map[string]string{} // directory → resolved ("" when it does not resolve)
+	out := make([]string, len(paths))
+	for i, path := range paths {
+		if path == "" {
+			continue
+		}
+		clean := filepath.Clean(path)
+		dir, base := filepath.Split(clean)
+		real, ok := dirs[dir]
+		if !ok {
+			if r, err := filepath.EvalSymlinks(dir); err == nil {
+				real = r
+			}
+			dirs[dir] = real
+		}
+		if real == "" {
+			out[i] = clean
+		} else {
+			out[i] = filepath.Join(real, base)
+		}
+	}
+	return out
+}
+
 // readFile is the editor's view of a file: its open buffer, else the disk.
 func (ds *documents) readFile(path string) ([]byte, error) {
 	if d := ds.get(path); d != nil {
