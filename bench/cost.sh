@@ -55,6 +55,8 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/dfd-cost-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 dfd=$(bench_tools "$work")
+# The tree dfd was built from (edits made while the bench runs are not in it).
+commit=$(bench_commit)
 core_dir=$("$repo/tools/npm/ensure.sh" "@dataform/core@$core_version") || die "cannot install @dataform/core@$core_version"
 projects=(clickstream)
 cp -r "$repo/examples/clickstream" "$work/clickstream"
@@ -76,7 +78,6 @@ for p in "${projects[@]}"; do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-commit=$(bench_commit)
 mkdir -p "$(dirname "$out")"
 {
   echo "## Cost figures stay off the diagnostics path"

@@ -44,6 +44,8 @@ command -v go >/dev/null || die "go is needed"
 work=$(mktemp -d "${TMPDIR:-/tmp}/dfd-incremental-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 dfd=$(bench_tools "$work")
+# The tree dfd was built from (edits made while the bench runs are not in it).
+commit=$(bench_commit)
 core_dir=$("$repo/tools/npm/ensure.sh" "@dataform/core@$core_version") || die "cannot install @dataform/core@$core_version"
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -59,7 +61,6 @@ for n in "${size_list[@]}"; do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-commit=$(bench_commit)
 mkdir -p "$(dirname "$out")"
 {
   echo "## Incremental compiles, edit → diagnostics"
