@@ -137,12 +137,14 @@ func CommandFor(node, script, root, bundlePath string) []string {
 		}
 	}
 	cmd = append(cmd, "--allow-fs-write="+codeCache)
+	// The script is the last word: callers put node options (HeapFlag)
+	// before it. The worker finds its code cache beside itself.
 	return append(cmd,
 		// Dynamic import() in project code is refused with an error of the
 		// project's own realm; that callback needs vm modules.
 		"--experimental-vm-modules",
 		"--disable-warning=ExperimentalWarning",
-		script, "--code-cache="+codeCache)
+		script)
 }
 
 // within reports whether p is below dir.

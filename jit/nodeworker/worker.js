@@ -72,7 +72,7 @@ function diag(msg) {
 // --- Arguments (jit.WorkerArgs) ---------------------------------------------
 
 function parseArgs(argv) {
-  const o = { bundle: "", coreVersion: "", root: "", memoryLimit: 0, gcPercent: 0, softMemoryLimit: 0, maxFrame: 0, spares: 1, transpileCache: "", codeCache: "", selfTest: false };
+  const o = { bundle: "", coreVersion: "", root: "", memoryLimit: 0, gcPercent: 0, softMemoryLimit: 0, maxFrame: 0, spares: 1, transpileCache: "", selfTest: false };
   const names = {
     "bundle": "bundle", "core-version": "coreVersion", "root": "root", "memory-limit": "memoryLimit",
     "gc-percent": "gcPercent", "max-frame": "maxFrame", "spares": "spares",
@@ -81,9 +81,6 @@ function parseArgs(argv) {
     // The goja worker's on-disk transpile cache: this worker keeps its own
     // in memory (the permission model lets it write nothing).
     "transpile-cache": "transpileCache",
-    // V8's code cache of core's bundle (codeCache below); CommandFor
-    // passes it, with the permission to write there.
-    "code-cache": "codeCache",
   };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i];
@@ -1477,8 +1474,9 @@ function coreScript(opts, root) {
   return s;
 }
 
-// codeCache keeps V8's code cache of core's bundle in the directory of
-// --code-cache, keyed by the bundle's patched source, Node's version and
+// codeCache keeps V8's code cache of core's bundle in the directory
+// "codecache" beside this script (nodeworker.CodeCacheDir, which CommandFor
+// lets the worker read and write), keyed by the bundle's patched source, Node's version and
 // the architecture: a cold worker then skips parsing and compiling the
 // functions core runs (the bundle's compile and load: 20-36 ms without,
 // 7-11 ms with, on the shared machine). The cache is written once per
@@ -1491,9 +1489,9 @@ const codeCache = {
   script: null,
   write: false,
   read(opts, source) {
-    if (!opts.codeCache || !cacheEnabled) return null;
+    if (!cacheEnabled) return null;
     const key = crypto.createHash("sha256").update(source).update("\0" + process.version + "\0" + process.arch).digest("hex").slice(0, 32);
-    this.file = opts.codeCache + "/" + key + ".v8";
+    this.file = dirname(__filename) + "/codecache/" + key + ".v8";
     try {
       const st = fs.statSync(this.file);
       if (!st.isFile() || st.size > 256 << 20) return null;
