@@ -82,6 +82,11 @@ count_files() { # <project>: source files, as the compiler sees them
 }
 
 IFS=, read -r -a size_list <<<"$sizes"
+# The tree dfd was built from (edits made while the bench runs are not in it).
+commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [[ -n $(git -C "$repo" status --porcelain 2>/dev/null | head -n 1) ]]; then
+  commit+=" (with uncommitted changes)"
+fi
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for n in "${size_list[@]}"; do
   [[ -z $n ]] && continue
@@ -97,10 +102,6 @@ if [[ -n $req_size ]]; then
 fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
-commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ -n $(git -C "$repo" status --porcelain 2>/dev/null | head -n 1) ]]; then
-  commit+=" (with uncommitted changes)"
-fi
 mkdir -p "$(dirname "$out")"
 {
   echo "## Editor latency on a warm daemon"
