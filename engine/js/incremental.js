@@ -54,6 +54,15 @@
     // from its pristine copy: the only ones whose protos the graph stage
     // changed (a reused result is a copy).
     dirty: new Set(),
+    // The graph stage's checks over the whole graph (wrapChecks): whether
+    // the last run of each found nothing, the file of each compiled proto
+    // of this graph stage, the files whose compile() ran in it, and per
+    // file its actions' targets and dependencies as the cycle check last
+    // saw them.
+    clean: { dups: false, cycles: false },
+    protoFile: new WeakMap(),
+    ranFiles: new Set(),
+    fileDeps: new Map(),
     cacheKey: null,
     caching: false, // the graph stage runs, with compiled consulted
     reuse: false, // the entries of compiled are valid in this graph stage
@@ -171,14 +180,18 @@
     // A test's compile() reads the query of the dataset it tests, which
     // may be another file's: tests are always compiled.
     var c = st.reuse && !st.testSet.has(action) ? st.compiled.get(action) : undefined;
-    if (c !== undefined && st.actionFile.get(action) !== st.rerunFile) {
+    var file = st.actionFile.get(action);
+    if (c !== undefined && file !== st.rerunFile) {
       for (var i = 0; i < c.errors.length; i++) errs.push(c.errors[i]);
       if (c.threw) throw c.error;
-      return clone(c.proto, new Map());
+      var copy = clone(c.proto, new Map());
+      if (copy !== null && typeof copy === "object") st.protoFile.set(copy, file);
+      return copy;
     }
     var n = errs.length;
     var out;
     st.dirty.add(action);
+    st.ranFiles.add(file);
     try {
       out = orig.apply(action, args);
     } catch (e) {
@@ -186,7 +199,84 @@
       throw e;
     }
     st.compiled.set(action, { proto: clone(out, new Map()), errors: errs.slice(n), threw: false });
+    if (out !== null && typeof out === "object") st.protoFile.set(out, file);
     return out;
+  }
+
+  // wrapChecks wraps the session's checks over the whole graph, which only
+  // add compile errors (and drop duplicates): in a rerun they are skipped
+  // when their inputs are those of the last graph stage and it found
+  // nothing. Duplicate targets depend on every action's target and
+  // canonical target, which graphKey covers (st.reuse); cycles on those
+  // and on every action's dependencies, of which only those of files whose
+  // compile() ran again can have changed (the others' are copies of the
+  // same results). At 3,000 actions the two were 40% of a rerun. The full
+  // compile a rerun is verified against always runs them.
+  var checksWrapped = new WeakSet();
+  function wrapChecks(s) {
+    var p = Object.getPrototypeOf(s);
+    if (!p || checksWrapped.has(p)) return;
+    checksWrapped.add(p);
+    wrapCheck(p, "removeNonUniqueActionsFromCompiledGraph", function (orig, self, args) {
+      var errs = st.session.graphErrors.compilationErrors, n = errs.length;
+      if (skipChecks() && st.clean.dups) return undefined;
+      var before = chunkSizes(args[0]);
+      var out = orig.apply(self, args);
+      st.clean.dups = st.caching && errs.length === n && chunkSizes(args[0]) === before;
+      return out;
+    });
+    wrapCheck(p, "checkCircularity", function (orig, self, args) {
+      var errs = st.session.graphErrors.compilationErrors, n = errs.length;
+      var same = st.caching && sameDeps(args[0]);
+      if (skipChecks() && st.clean.cycles && same) return undefined;
+      var out = orig.apply(self, args);
+      st.clean.cycles = st.caching && errs.length === n;
+      return out;
+    });
+  }
+  function wrapCheck(p, name, f) {
+    var d;
+    for (var q = p; q && !d; q = Object.getPrototypeOf(q)) d = Object.getOwnPropertyDescriptor(q, name);
+    if (!d || typeof d.value !== "function") return;
+    var orig = d.value;
+    Object.defineProperty(p, name, {
+      value: function dfdCheck() { return f(orig, this, arguments); },
+      writable: true, configurable: true, enumerable: false
+    });
+  }
+  function skipChecks() {
+    return st.caching && st.inRerun && st.reuse;
+  }
+  function chunkSizes(graph) {
+    if (!graph) return "";
+    var out = "";
+    ["tables", "operations", "declarations", "assertions", "notebooks", "dataPreparations", "tests"].forEach(function (k) {
+      out += (Array.isArray(graph[k]) ? graph[k].length : -1) + ",";
+    });
+    return out;
+  }
+  // sameDeps records, for each file whose compile() ran in this graph
+  // stage (every file, in a full compile), its actions' targets and
+  // dependencies in the cycle check's input, and says whether they are
+  // what that check saw last time.
+  function sameDeps(protos) {
+    if (!Array.isArray(protos)) return false;
+    var keys = new Map();
+    for (var i = 0; i < protos.length; i++) {
+      var p = protos[i];
+      var file = p !== null && typeof p === "object" ? st.protoFile.get(p) : undefined;
+      if (file === undefined) return false;
+      if (st.inRerun && !st.ranFiles.has(file)) continue;
+      keys.set(file, (keys.get(file) || "") + JSON.stringify([p.target, p.dependencyTargets]) + "\n");
+    }
+    var same = st.inRerun;
+    st.ranFiles.forEach(function (file) {
+      var k = keys.get(file) || "";
+      if (st.fileDeps.get(file) !== k) same = false;
+      st.fileDeps.set(file, k);
+    });
+    if (!st.inRerun) keys.forEach(function (k, file) { st.fileDeps.set(file, k); });
+    return same;
   }
 
   // graphKey says what an action's compile() reads of the others: their
@@ -208,6 +298,7 @@
 
   function start(s) {
     st.session = s;
+    wrapChecks(s);
     if (s.tests !== undefined && !Array.isArray(s.tests)) {
       // Cores before 3.0.57 keep tests by name; recompiles do not know that
       // shape, so such a core compiles in full.
@@ -412,6 +503,7 @@
     if (!st.reuse) st.compiled = new Map();
     st.cacheKey = key;
     st.testSet = new Set(list(st.session.tests));
+    st.ranFiles = new Set();
     st.caching = true;
     g.__dfdSkipGraphVerify = st.inRerun;
     var limit = raiseStackLimit();
