@@ -61,9 +61,8 @@ const ScriptName = "worker.cjs"
 
 // WriteScript writes the worker script once into a content-addressed
 // directory under cacheDir (<cacheDir>/nodeworker/<sha256 prefix>/worker.cjs)
-// and returns its path; beside it, the directory of V8's code cache
-// (CodeCacheDir). Concurrent callers and processes are safe: the file is
-// written to a temporary name and renamed into place.
+// and returns its path. Concurrent callers and processes are safe: the file
+// is written to a temporary name and renamed into place.
 func WriteScript(cacheDir string) (string, error) {
 	if cacheDir == "" {
 		return "", errors.New("nodeworker: no cache directory to write the worker script to")
@@ -71,11 +70,11 @@ func WriteScript(cacheDir string) (string, error) {
 	sum := sha256.Sum256(script)
 	dir := filepath.Join(cacheDir, "nodeworker", hex.EncodeToString(sum[:8]))
 	p := filepath.Join(dir, ScriptName)
-	if err := os.MkdirAll(CodeCacheDir(p), 0o755); err != nil {
-		return "", fmt.Errorf("nodeworker: %w", err)
-	}
 	if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, script) {
 		return p, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("nodeworker: %w", err)
 	}
 	tmp, err := os.CreateTemp(dir, ".worker-*.tmp")
 	if err != nil {
@@ -98,24 +97,14 @@ func WriteScript(cacheDir string) (string, error) {
 	return p, nil
 }
 
-// CodeCacheDir is where workers started from script keep V8's code cache
-// of core's bundle: beside the script, whose directory is named by its
-// content.
-func CodeCacheDir(script string) string {
-	return filepath.Join(filepath.Dir(script), "codecache")
-}
-
 // CommandFor is the command that starts a Node worker for one pool (one
 // project root and one core bundle): the value for jit.PoolOptions.Command,
 // to which the pool appends jit.WorkerArgs. The permission flags let the
 // process read the script, the root and the bundle's directory (each also
-// by its real path when that differs), read and write its code cache
-// (CodeCacheDir: files the worker writes itself; project code runs in
-// contexts that reach no file system), and nothing else.
+// by its real path when that differs) and nothing else.
 func CommandFor(node, script, root, bundlePath string) []string {
-	codeCache := CodeCacheDir(script)
 	var paths []string
-	for _, p := range []string{script, root, filepath.Dir(bundlePath), codeCache} {
+	for _, p := range []string{script, root, filepath.Dir(bundlePath)} {
 		paths = append(paths, p)
 		if r := realPath(p); r != "" && r != p {
 			paths = append(paths, r)
@@ -136,9 +125,6 @@ func CommandFor(node, script, root, bundlePath string) []string {
 			cmd = append(cmd, "--allow-fs-read="+p)
 		}
 	}
-	cmd = append(cmd, "--allow-fs-write="+codeCache)
-	// The script is the last word: callers put node options (HeapFlag)
-	// before it. The worker finds its code cache beside itself.
 	return append(cmd,
 		// Dynamic import() in project code is refused with an error of the
 		// project's own realm; that callback needs vm modules.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +13,6 @@ import (
 	"github.com/dfdtools/dfd/engine"
 	"github.com/dfdtools/dfd/internal/testkit/workertest"
 	"github.com/dfdtools/dfd/jit"
-	"github.com/dfdtools/dfd/jit/nodeworker"
 	dfproject "github.com/dfdtools/dfd/project"
 )
 
@@ -145,73 +142,4 @@ func TestLargeFrames(t *testing.T) {
 		t.Fatalf("errors %v, %d tables", r.Errors(), len(r.Graph.GetTables()))
 	}
 	t.Logf("%d-byte response in %s", len(res.Response), res.Stats.Run)
-}
-
-// V8's code cache of core's bundle: written beside the script after a
-// worker's first compile, used by the next worker (the file is not written
-// again), and a damaged file is refused by V8 and replaced, the compile
-// unchanged.
-func TestCodeCache(t *testing.T) {
-	root := workertest.Project(t, map[string]string{"definitions/a.sqlx": "config { type: \"view\" }\nselect 1 as x"})
-	dir := t.TempDir()
-	script, err := nodeworker.WriteScript(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := workertest.Engine{Command: func(t testing.TB, root, bundle string) []string {
-		return nodeworker.CommandFor(needNode(t), script, root, bundle)
-	}}
-	req, err := compile.Request(root, []string{"definitions/a.sqlx", "workflow_settings.yaml"}, compile.Overrides{}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	compileOnce := func(t *testing.T) []byte {
-		p := eng.NewPool(t, root, jit.PoolOptions{Workers: 1})
-		res, err := p.Compile(context.Background(), jit.CompileJob{Request: req})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Close()
-		return res.Response
-	}
-	cacheFile := func(t *testing.T) (string, []byte) {
-		files, _ := filepath.Glob(filepath.Join(nodeworker.CodeCacheDir(script), "*.v8"))
-		if len(files) != 1 {
-			t.Fatalf("code cache files %v, want one", files)
-		}
-		b, err := os.ReadFile(files[0])
-		if err != nil || len(b) == 0 {
-			t.Fatalf("code cache %s: %d bytes, %v", files[0], len(b), err)
-		}
-		return files[0], b
-	}
-	var want []byte
-	var file string
-	var first os.FileInfo
-	t.Run("written", func(t *testing.T) {
-		want = compileOnce(t)
-		file, _ = cacheFile(t)
-		first, _ = os.Stat(file)
-	})
-	t.Run("used", func(t *testing.T) {
-		if got := compileOnce(t); !bytes.Equal(got, want) {
-			t.Fatal("the compile differs with the code cache")
-		}
-		cacheFile(t)
-		// A file written again is a new one, renamed into place.
-		if now, err := os.Stat(file); err != nil || !os.SameFile(now, first) {
-			t.Error("the code cache was written again: V8 refused the one written before")
-		}
-	})
-	t.Run("damaged", func(t *testing.T) {
-		if err := os.WriteFile(file, []byte("not V8's code cache"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if got := compileOnce(t); !bytes.Equal(got, want) {
-			t.Fatal("the compile differs with a damaged code cache")
-		}
-		if _, b := cacheFile(t); string(b) == "not V8's code cache" {
-			t.Error("the damaged code cache was not replaced")
-		}
-	})
 }

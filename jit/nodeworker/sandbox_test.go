@@ -345,14 +345,8 @@ func TestWriteScript(t *testing.T) {
 	}
 	cmd := nodeworker.CommandFor("/usr/bin/node", a, "/p/root", "/p/root/node_modules/@dataform/core/bundle.js")
 	joined := strings.Join(cmd, " ")
-	// The only writes allowed are to the code cache beside the script.
-	codeCache := nodeworker.CodeCacheDir(a)
-	if st, err := os.Stat(codeCache); err != nil || !st.IsDir() {
-		t.Errorf("no code cache directory %s: %v", codeCache, err)
-	}
 	if strings.Contains(joined, "--allow-fs-read=/p/root/node_modules") || !strings.Contains(joined, "--allow-fs-read=/p/root ") ||
-		strings.Count(joined, "allow-fs-write") != 1 || !strings.Contains(joined, "--allow-fs-write="+codeCache+" ") ||
-		strings.Contains(joined, "allow-child-process") || strings.Contains(joined, "allow-worker") ||
+		strings.Contains(joined, "allow-fs-write") || strings.Contains(joined, "allow-child-process") || strings.Contains(joined, "allow-worker") ||
 		cmd[len(cmd)-1] != a {
 		t.Errorf("command %q", cmd)
 	}

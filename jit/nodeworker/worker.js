@@ -1461,64 +1461,20 @@ function patchIncremental(code) {
 }
 const coreScripts = new Map(); // root → vm.Script of the wrapped bundle
 
+// core's bundle is compiled from source in each worker, never from V8's
+// code cache (vm.Script cachedData): on Node.js 20 a script made from the
+// cache loses its importModuleDynamically callback, so import() in code it
+// evaluates (JiT code through core) would throw Node's own error, of the
+// host's realm, whose constructor leads out of the sandbox
+// (TestSandboxJit caught it).
 function coreScript(opts, root) {
   let s = coreScripts.get(root);
   if (!s) {
-    const source = wrapModule(bundleSource);
-    const filename = root + "/node_modules/@dataform/core/bundle.js";
-    const cached = codeCache.read(opts, source);
-    s = new vm.Script(source, { filename, importModuleDynamically: importRefused, cachedData: cached || undefined });
-    codeCache.note(s, cached);
+    s = script(wrapModule(bundleSource), root + "/node_modules/@dataform/core/bundle.js");
     coreScripts.set(root, s);
   }
   return s;
 }
-
-// codeCache keeps V8's code cache of core's bundle in the directory
-// "codecache" beside this script (nodeworker.CodeCacheDir, which CommandFor
-// lets the worker read and write), keyed by the bundle's patched source, Node's version and
-// the architecture: a cold worker then skips parsing and compiling the
-// functions core runs (the bundle's compile and load: 20-36 ms without,
-// 7-11 ms with, on the shared machine). The cache is written once per
-// process, after its first compile (so that it holds the functions that
-// compile ran, compiled lazily), when there was none or V8 refused it
-// (another V8, a damaged file). A file V8 refuses costs only the time it
-// saves; it never changes what runs.
-const codeCache = {
-  file: "",
-  script: null,
-  write: false,
-  read(opts, source) {
-    if (!cacheEnabled) return null;
-    const key = crypto.createHash("sha256").update(source).update("\0" + process.version + "\0" + process.arch).digest("hex").slice(0, 32);
-    this.file = dirname(__filename) + "/codecache/" + key + ".v8";
-    try {
-      const st = fs.statSync(this.file);
-      if (!st.isFile() || st.size > 256 << 20) return null;
-      return fs.readFileSync(this.file);
-    } catch (_) {
-      return null;
-    }
-  },
-  note(s, cached) {
-    if (!this.file || this.script) return;
-    this.script = s;
-    this.write = cached === null || s.cachedDataRejected === true;
-  },
-  // store writes the cache if it should, once.
-  store() {
-    if (!this.write || !this.script) return;
-    this.write = false;
-    const tmp = this.file + "." + process.pid + ".tmp";
-    try {
-      fs.writeFileSync(tmp, this.script.createCachedData());
-      fs.renameSync(tmp, this.file);
-    } catch (e) {
-      try { fs.unlinkSync(tmp); } catch (_) { /* not written */ }
-      diag("writing V8's code cache of core: " + (e && e.message));
-    }
-  },
-};
 
 class Runtime {
   constructor(opts, root, log) {
@@ -2106,7 +2062,6 @@ class Server {
       process.exit(EXIT_MEMORY);
     }
     if (process.env.DFD_NODE_DEBUG_CACHE === "1") diag(`cache: ${cacheStats.transpileHits} hits, ${cacheStats.transpileMisses} misses, ${moduleCache.size} entries`);
-    if (!st.jit && codeCache.write) setImmediate(() => codeCache.store());
     setImmediate(() => this.pump());
     this.prepareSpares();
   }
@@ -2166,7 +2121,6 @@ function readFrames(maxFrame, onFrame) {
   });
   input.on("end", () => {
     if (have > 0) protocolError(`stream ended inside a frame`);
-    codeCache.store(); // a one-shot compile's worker ends here (dfd compile)
     process.exit(EXIT_OK);
   });
   input.on("error", (e) => {
