@@ -220,3 +220,12 @@ func TestIncrementalOlderCores(t *testing.T) {
 		}
 	})
 }
+
+// The scripted cases random edits rarely reach (incrtest.Scenarios).
+func TestIncrementalScenarios(t *testing.T) {
+	for _, s := range incrtest.Scenarios() {
+		t.Run(s.Name, func(t *testing.T) {
+			incrtest.RunScenario(t, s, func(root string) incrtest.Compiler { return newIncrDriver(t, root) })
+		})
+	}
+}

@@ -62,7 +62,7 @@
     clean: { dups: false, cycles: false },
     protoFile: new WeakMap(),
     ranFiles: new Set(),
-    fileDeps: new Map(),
+    seen: { dups: new Map(), cycles: new Map() },
     cacheKey: null,
     caching: false, // the graph stage runs, with compiled consulted
     reuse: false, // the entries of compiled are valid in this graph stage
@@ -219,7 +219,10 @@
     checksWrapped.add(p);
     wrapCheck(p, "removeNonUniqueActionsFromCompiledGraph", function (orig, self, args) {
       var errs = st.session.graphErrors.compilationErrors, n = errs.length;
-      if (skipChecks() && st.clean.dups) return undefined;
+      var same = st.caching && sameInput(st.seen.dups, chunks(args[0]), function (q) {
+        return [q.target, q.canonicalTarget];
+      });
+      if (skipChecks() && st.clean.dups && same) return undefined;
       var before = chunkSizes(args[0]);
       var out = orig.apply(self, args);
       st.clean.dups = st.caching && errs.length === n && chunkSizes(args[0]) === before;
@@ -227,7 +230,9 @@
     });
     wrapCheck(p, "checkCircularity", function (orig, self, args) {
       var errs = st.session.graphErrors.compilationErrors, n = errs.length;
-      var same = st.caching && sameDeps(args[0]);
+      var same = st.caching && sameInput(st.seen.cycles, args[0], function (q) {
+        return [q.target, q.dependencyTargets];
+      });
       if (skipChecks() && st.clean.cycles && same) return undefined;
       var out = orig.apply(self, args);
       st.clean.cycles = st.caching && errs.length === n;
@@ -247,6 +252,14 @@
   function skipChecks() {
     return st.caching && st.inRerun && st.reuse;
   }
+  function chunks(graph) {
+    if (!graph) return null;
+    var out = [];
+    ["tables", "operations", "declarations", "assertions", "notebooks", "dataPreparations"].forEach(function (k) {
+      if (Array.isArray(graph[k])) out = out.concat(graph[k]);
+    });
+    return out;
+  }
   function chunkSizes(graph) {
     if (!graph) return "";
     var out = "";
@@ -255,27 +268,28 @@
     });
     return out;
   }
-  // sameDeps records, for each file whose compile() ran in this graph
-  // stage (every file, in a full compile), its actions' targets and
-  // dependencies in the cycle check's input, and says whether they are
-  // what that check saw last time.
-  function sameDeps(protos) {
+  // sameInput records in seen, for each file whose compile() ran in this
+  // graph stage (every file, in a full compile), what a check reads of its
+  // actions' compiled protos (part), and says whether that is what the
+  // check saw last time. An action whose compile() threw is not in a
+  // check's input: its file's part is then shorter, and differs.
+  function sameInput(seen, protos, part) {
     if (!Array.isArray(protos)) return false;
     var keys = new Map();
     for (var i = 0; i < protos.length; i++) {
-      var p = protos[i];
-      var file = p !== null && typeof p === "object" ? st.protoFile.get(p) : undefined;
+      var q = protos[i];
+      var file = q !== null && typeof q === "object" ? st.protoFile.get(q) : undefined;
       if (file === undefined) return false;
       if (st.inRerun && !st.ranFiles.has(file)) continue;
-      keys.set(file, (keys.get(file) || "") + JSON.stringify([p.target, p.dependencyTargets]) + "\n");
+      keys.set(file, (keys.get(file) || "") + JSON.stringify(part(q)) + "\n");
     }
     var same = st.inRerun;
     st.ranFiles.forEach(function (file) {
       var k = keys.get(file) || "";
-      if (st.fileDeps.get(file) !== k) same = false;
-      st.fileDeps.set(file, k);
+      if (seen.get(file) !== k) same = false;
+      seen.set(file, k);
     });
-    if (!st.inRerun) keys.forEach(function (k, file) { st.fileDeps.set(file, k); });
+    if (!st.inRerun) keys.forEach(function (k, file) { seen.set(file, k); });
     return same;
   }
 
@@ -413,10 +427,11 @@
   // guardedNames are the names an assignment to an object with prototype
   // proto would not simply define: accessors and read-only properties of
   // its prototype chain, and __proto__.
-  var guardedCache = new Map();
+  var guardedCache = new WeakMap();
+  var guardedNull = null; // for objects without a prototype
   function guardedNames(proto) {
-    var out = guardedCache.get(proto);
-    if (out !== undefined) return out;
+    var out = proto === null ? guardedNull : guardedCache.get(proto);
+    if (out !== undefined && out !== null) return out;
     out = new Set(["__proto__"]);
     for (var p = proto; p !== null; p = Object.getPrototypeOf(p)) {
       var names = Object.getOwnPropertyNames(p);
@@ -425,7 +440,8 @@
         if (d.get || d.set || d.writable === false) out.add(names[i]);
       }
     }
-    guardedCache.set(proto, out);
+    if (proto === null) guardedNull = out;
+    else guardedCache.set(proto, out);
     return out;
   }
 
@@ -499,7 +515,12 @@
     var errs = st.session.graphErrors.compilationErrors;
     var n = errs.length;
     var key = graphKey(st.session);
-    st.reuse = key === st.cacheKey;
+    // With includeTestsInCompiledGraph, core adds each test to the
+    // dependencies of the table it tests after every compile(), through
+    // the table's own proto: a copy of an earlier result would lack it.
+    var pc = st.session.projectConfig;
+    if (pc && pc.includeTestsInCompiledGraph) key = null;
+    st.reuse = key !== null && key === st.cacheKey;
     if (!st.reuse) st.compiled = new Map();
     st.cacheKey = key;
     st.testSet = new Set(list(st.session.tests));

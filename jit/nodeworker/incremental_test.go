@@ -266,3 +266,13 @@ func benchNodeIncremental(b *testing.B, n int) {
 		})
 	})
 }
+
+// The scripted cases random edits rarely reach (incrtest.Scenarios).
+func TestNodeIncrementalScenarios(t *testing.T) {
+	needNode(t)
+	for _, s := range incrtest.Scenarios() {
+		t.Run(s.Name, func(t *testing.T) {
+			incrtest.RunScenario(t, s, func(root string) incrtest.Compiler { return newNodeIncr(t, root, "") })
+		})
+	}
+}
