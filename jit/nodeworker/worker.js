@@ -548,10 +548,16 @@ class ProjectFiles {
 }
 
 // fileSignature identifies the content of the file at abs as stat(2) sees
-// it (inode, size, modification and change times in nanoseconds), or "".
+// it (inode, size, modification and change times in nanoseconds), or ""
+// (no signature: the file is compared by digest). A file changed in the
+// last two seconds gets none: the kernel's clock ticks in milliseconds, and
+// a rewrite of the same size within one tick would keep every field (git's
+// "racily clean" files).
 function fileSignature(abs) {
   try {
     const st = fs.statSync(abs, { bigint: true });
+    const now = BigInt(Date.now()) * 1000000n;
+    if (now - st.mtimeNs < 2000000000n || now - st.ctimeNs < 2000000000n) return "";
     return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
   } catch (_) {
     return "";
@@ -1126,7 +1132,8 @@ function contextPrelude(bridge, cfg) {
     }
     const o = h("output", out);
     if (o !== "") return "I" + `core's main() returned ${describe(out, "").message.replace(/^Uncaught /, "")}: ${o}`;
-    while (runTimerLogged()) { /* drain */ }
+    timersAfterMain = 0;
+    while (runTimerLogged()) timersAfterMain++;
     return "OK";
   }
 
@@ -1207,6 +1214,7 @@ function contextPrelude(bridge, cfg) {
 
   // --- incremental compiles (engine/js/incremental.js; Server.compileKept) ---
   let K = null; // incremental.js's control object, once installed
+  let timersAfterMain = 0; // timers compile() ran after core's main()
 
   // incrInstall runs incremental.js before a compile whose context may be
   // kept or that an incremental one is verified against.
@@ -1220,8 +1228,8 @@ function contextPrelude(bridge, cfg) {
   // incrState: "J" and whether the compile reached the graph stage with the
   // hooks, and the definitions files main() ran, as JSON.
   function incrState() {
-    if (K === null) return "J" + jsonStringify({ ready: false, files: [] });
-    return "J" + jsonStringify({ ready: K.ready(), files: K.files() });
+    if (K === null) return "J" + jsonStringify({ ready: false, files: [], timers: 0 });
+    return "J" + jsonStringify({ ready: K.ready(), files: K.files(), timers: timersAfterMain });
   }
 
   // incrRerun compiles again with the file named by the host's argument
@@ -1300,6 +1308,9 @@ const BRIDGE_NAMES = ["log", "stat", "readFile", "lastError", "packageMain", "ca
 
 // The context whose code is running, for the import() refusal.
 let running = null;
+// sigintSeen: a SIGINT came (the host's, after its Cancel of a compile)
+// while no compile could be interrupted by it (Server.rerun).
+let sigintSeen = false;
 
 function importRefused(specifier) {
   const msg = `Cannot import '${String(specifier)}': import() is not available to Dataform code`;
@@ -1416,8 +1427,8 @@ let bundleIncremental = false; // the hooks of incremental compiles are in it
 // adds to core's main() the two hooks incremental.js uses, or leaves the
 // code as it is when a statement is not found exactly once. Without the
 // hooks set, the patched code does what the original does.
-// TestPatchIncrementalSame checks that both give the same bytes for every
-// core dfd supports.
+// TestPatchesSame checks that both give the same bytes for every core dfd
+// supports.
 const INCR_LOOP = /\.sort\(\)\.forEach\(\(([\w$]+)=>\{try\{([\w$]+)\.nativeRequire\(([\w$]+)\)\}catch\(([\w$]+)\)\{([\w$]+)\.compileError\(([\w$]+),([\w$]+)\)\}\}\)\)/g;
 const INCR_VERIFY = /[\w$]+\.verifyObjectMatchesProto\([\w$]+\.dataform\.CompiledGraph,[\w$]+,[\w$]+\.VerifyProtoErrorBehaviour\.SUGGEST_REPORTING_TO_DATAFORM_TEAM\)/g;
 const INCR_GRAPH = /const ([\w$]+)=([\w$]+)\.dataform\.CoreExecutionResponse\.create\(\{compile:\{compiledGraph:([\w$]+)\.compile\(\)\}\}\);/g;
@@ -1559,11 +1570,14 @@ class Runtime {
       readFile(r) {
         r = String(r);
         try {
+          // The signature is taken before the read: a file rewritten in
+          // between is then read again next time, not taken as unchanged.
+          const sig = rt.reads !== null && !rt.files.overlay.has(r) ? fileSignature(rt.files.abs(r)) : "";
           const buf = rt.files.read(r);
           if (cacheEnabled || rt.reads !== null) {
             const hash = crypto.createHash("sha256").update(buf).digest("base64");
             if (cacheEnabled) rt.files.hashes.set(r, hash);
-            if (rt.reads !== null) rt.reads.set(r, { digest: hash, sig: rt.files.overlay.has(r) ? "" : fileSignature(rt.files.abs(r)) });
+            if (rt.reads !== null) rt.reads.set(r, { digest: hash, sig });
           }
           return buf.toString("utf8");
         } catch (e) {
@@ -1870,9 +1884,13 @@ class Server {
     if (r === "OK" && mode === COMPILEMODE.COMPILE_KEEP) {
       const state = this.run(st, "incrState");
       if (state === null) return;
-      let v = { ready: false, files: [] };
+      let v = { ready: false, files: [], timers: 0 };
       if (state[0] === "J") v = JSON.parse(state.slice(1));
-      if (v.ready) {
+      if (v.ready && v.timers > 0) {
+        // What they did after the graph stage is in the context, and not
+        // in a fresh one (goja keeps no context with timers pending).
+        if (inc.reason === "") inc.reason = "timers ran after the compile";
+      } else if (v.ready) {
         this.kept = { rt, reads, request: Buffer.from(job.request), defs: new Set(v.files), keepMs: performance.now() - start };
       } else if (inc.reason === "") {
         inc.reason = "core's main() did not reach its graph stage";
@@ -1908,6 +1926,7 @@ class Server {
     rt.arg = file;
     rt.output = null;
     rt.reads = k.reads;
+    sigintSeen = false;
     let r;
     try {
       r = this.run(st, "incrRerun");
@@ -1916,6 +1935,12 @@ class Server {
       rt.arg = "";
     }
     if (r === null) return null;
+    if (r !== "OK" && sigintSeen) {
+      // Canceled while it ran: the full compile it would fall back to is
+      // for nobody (engine.Keeper answers the cancellation too).
+      this.finishCanceled(st);
+      return null;
+    }
     if (r === "OK") {
       this.kept = k;
       Object.assign(st.incremental, { rerun: true, file, kept: true });
@@ -2188,7 +2213,7 @@ function main() {
   // The host's SIGINT stops a running request (see Runtime.call); one that
   // arrives after that request ended has nothing to stop, and must not end
   // the worker as Node's default handler would.
-  process.on("SIGINT", () => {});
+  process.on("SIGINT", () => { sigintSeen = true; });
   process.on("uncaughtException", (e) => {
     diag("internal error: " + (e && e.stack || e));
     process.exit(EXIT_FAILURE);
