@@ -53,8 +53,8 @@ type Project struct {
 	// Owned by run.
 	backend ProjectBackend
 	info    ProjectInfo
-	// lastCompile is how long the last compile that was not superseded
-	// took (0: none yet): waitQuiet waits no longer than that.
+	// lastCompile is how long the last compile took (0: none yet), or a
+	// superseded one if that was longer: waitQuiet waits no longer.
 	lastCompile time.Duration
 
 	mu           sync.Mutex    // guards the fields below
@@ -473,6 +473,10 @@ func (p *Project) compile(version int64) (snap *Snapshot, superseded, ok bool) {
 	case <-p.kick:
 		cancel()
 		<-out // the backend honours ctx; wait so compiles never overlap
+		// It took at least this long: a compile that gets costlier (an
+		// edit that needs a full one) lengthens the debounce again, even
+		// while each is superseded.
+		p.lastCompile = max(p.lastCompile, time.Since(start))
 		prog.End("superseded")
 		p.s.log.Debug("compile superseded", "project", p.root, "version", version)
 		return nil, true, true
