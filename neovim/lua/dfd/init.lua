@@ -209,6 +209,27 @@ function M.handlers()
   }
 end
 
+-- refresh_codelens asks the current buffer's servers for its code lenses
+-- and shows them, as vim.lsp.codelens.refresh() does before 0.12, but
+-- drops an answer for a buffer wiped meanwhile: refresh() passes its own
+-- handler, so the client's (M.handlers) never sees those answers.
+function M.refresh_codelens()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local params = { textDocument = vim.lsp.util.make_text_document_params(bufnr) }
+  pcall(vim.lsp.buf_request, bufnr, "textDocument/codeLens", params, M.codelens_handler(bufnr))
+end
+
+-- codelens_handler is refresh_codelens's handler of the answers for bufnr.
+function M.codelens_handler(bufnr)
+  return function(err, result, ctx, cfg)
+    local b = (ctx and ctx.bufnr) or bufnr
+    if not vim.api.nvim_buf_is_valid(b) then
+      return
+    end
+    return vim.lsp.codelens.on_codelens(err, result, ctx, cfg)
+  end
+end
+
 -- client_config is the configuration of the client for a project.
 function M.client_config(root)
   local o = config.options
@@ -312,12 +333,12 @@ function M.on_attach(client, bufnr)
       callback = function()
         -- refresh() asks the current buffer's servers (0.7 cannot name one).
         if vim.api.nvim_get_current_buf() == bufnr and M.client(bufnr) then
-          pcall(vim.lsp.codelens.refresh)
+          M.refresh_codelens()
         end
       end,
     })
     if vim.api.nvim_get_current_buf() == bufnr then
-      pcall(vim.lsp.codelens.refresh)
+      M.refresh_codelens()
     end
   end
   if config.options.on_attach then
@@ -341,7 +362,7 @@ function M.on_compiled(ctx)
     return
   end
   if vim.lsp.buf_is_attached(vim.api.nvim_get_current_buf(), ctx.client_id) then
-    pcall(vim.lsp.codelens.refresh)
+    M.refresh_codelens()
   end
 end
 

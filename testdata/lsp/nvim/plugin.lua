@@ -73,7 +73,7 @@ end
 local function lenses(buf)
   local got = {}
   vim.wait(60000, function()
-    if vim.fn.has('nvim-0.12') == 0 then vim.lsp.codelens.refresh() end
+    if vim.fn.has('nvim-0.12') == 0 then require('dfd').refresh_codelens() end
     vim.wait(200, function() return #shown_lenses(buf) > 0 end, 20)
     got = shown_lenses(buf)
     return #got > 0
@@ -112,6 +112,10 @@ local ok, err = pcall(function()
       ok, err = pcall(h, nil, {}, { method = 'textDocument/codeLens', client_id = client.id, bufnr = 99999 })
     end
     check('code lenses of a wiped buffer are dropped', ok and vim.v.errmsg == '', tostring(err) .. vim.v.errmsg)
+    -- The same for the plugin's own refresh (its autocommands and
+    -- dfd/previewChanged), which passes its own handler.
+    ok, err = pcall(require('dfd').codelens_handler(99999), nil, {}, { method = 'textDocument/codeLens', client_id = client.id, bufnr = 99999 })
+    check("the plugin's refresh drops the lenses of a wiped buffer", ok and vim.v.errmsg == '', tostring(err) .. vim.v.errmsg)
   end
   check('omnifunc in .js', vim.bo[jit].omnifunc == 'v:lua.vim.lsp.omnifunc', vim.bo[jit].omnifunc)
   check('keymap <leader>dp', vim.fn.maparg('<leader>dp', 'n'):find('DfdPreview', 1, true) ~= nil, vim.fn.maparg('<leader>dp', 'n'))
