@@ -35,7 +35,16 @@ const NodeColdStart = 300 * time.Millisecond
 type engineHint struct {
 	GojaMs int64 `json:"gojaMs,omitempty"`
 	NodeMs int64 `json:"nodeMs,omitempty"`
+	// Last is the engine of the last compile recorded, and Runs how many
+	// in a row were on it: the other engine's time grows stale as the
+	// project changes, and after RetimeAfter AutoEngine times it again.
+	Last string `json:"last,omitempty"`
+	Runs int    `json:"runs,omitempty"`
 }
+
+// RetimeAfter is how many auto compiles in a row on one engine make the
+// other engine's recorded time stale: the next compile runs there once.
+const RetimeAfter = 20
 
 // hintFile is where root's hint is kept ("" without a cache directory).
 func hintFile(root string) string {
@@ -65,6 +74,11 @@ func RecordCompile(root, engine string, took time.Duration) {
 	default:
 		return
 	}
+	if h.Last == engine {
+		h.Runs++
+	} else {
+		h.Last, h.Runs = engine, 1
+	}
 	b, err := json.Marshal(h)
 	if err != nil {
 		return
@@ -84,15 +98,22 @@ func RecordCompile(root, engine string, took time.Duration) {
 }
 
 // AutoEngine is the engine `dfd compile --engine=auto` compiles root on
-// when Node.js is available: the faster of the two when both were timed;
-// Node.js after a goja compile slower than NodeColdStart, and goja after
-// a Node.js compile quicker than twice that, when only one was (to time
-// the other once); else PreferNode's estimate.
+// when Node.js is available: the faster of the two when both were timed
+// (the other, once, after RetimeAfter compiles in a row on one); Node.js
+// after a goja compile slower than NodeColdStart, and goja after a Node.js
+// compile quicker than twice that, when only one was (to time the other
+// once); else PreferNode's estimate.
 func AutoEngine(root string, paths []string, bundlePath string) string {
 	h := readHint(root)
 	goja, node := time.Duration(h.GojaMs)*time.Millisecond, time.Duration(h.NodeMs)*time.Millisecond
 	switch {
 	case goja > 0 && node > 0:
+		if h.Runs >= RetimeAfter {
+			if h.Last == EngineNode {
+				return EngineGoja
+			}
+			return EngineNode
+		}
 		if node < goja {
 			return EngineNode
 		}
@@ -135,7 +156,7 @@ func readHint(root string) engineHint {
 		return engineHint{}
 	}
 	var h engineHint
-	if json.Unmarshal(b, &h) != nil || h.GojaMs < 0 || h.NodeMs < 0 {
+	if json.Unmarshal(b, &h) != nil || h.GojaMs < 0 || h.NodeMs < 0 || h.Runs < 0 {
 		return engineHint{}
 	}
 	return h

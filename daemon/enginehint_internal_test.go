@@ -47,6 +47,23 @@ func TestEngineHint(t *testing.T) {
 	if h := readHint(root); h.GojaMs != 100 || h.NodeMs != 500 || AutoEngine(root, nil, "") != EngineGoja {
 		t.Errorf("hint %+v after goja became faster", h)
 	}
+	// After RetimeAfter compiles in a row on the faster engine, the other
+	// is timed again once; its new time decides from then on.
+	root = t.TempDir()
+	RecordCompile(root, EngineGoja, 3*s)
+	for range RetimeAfter {
+		if got := AutoEngine(root, nil, ""); got != EngineNode && readHint(root).NodeMs > 0 {
+			t.Fatalf("AutoEngine = %s before the retime (hint %+v)", got, readHint(root))
+		}
+		RecordCompile(root, EngineNode, 500*time.Millisecond)
+	}
+	if got := AutoEngine(root, nil, ""); got != EngineGoja {
+		t.Errorf("after %d compiles in a row on Node.js, AutoEngine = %s, want goja timed again (hint %+v)", RetimeAfter, got, readHint(root))
+	}
+	RecordCompile(root, EngineGoja, 80*time.Millisecond) // the project shrank
+	if got := AutoEngine(root, nil, ""); got != EngineGoja {
+		t.Errorf("goja now faster: AutoEngine = %s (hint %+v)", got, readHint(root))
+	}
 	if h := readHint(t.TempDir()); h != (engineHint{}) {
 		t.Errorf("another project got a hint: %+v", h)
 	}
