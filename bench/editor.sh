@@ -44,6 +44,8 @@ core_version=3.0.62 # testenv.CoreVersion
 
 log() { printf 'editor bench: %s\n' "$*" >&2; }
 die() { printf 'editor bench: error: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+. "$repo/bench/lib.sh"
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "BENCH_EDITOR_RUNS must be a positive number, got '$runs'"
 [[ $(uname -s) == Linux ]] || die "lspbench needs Linux"
 for t in go node; do
@@ -83,10 +85,7 @@ count_files() { # <project>: source files, as the compiler sees them
 
 IFS=, read -r -a size_list <<<"$sizes"
 # The tree dfd was built from (edits made while the bench runs are not in it).
-commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ -n $(git -C "$repo" status --porcelain 2>/dev/null | head -n 1) ]]; then
-  commit+=" (with uncommitted changes)"
-fi
+commit=$(bench_commit)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for n in "${size_list[@]}"; do
   [[ -z $n ]] && continue

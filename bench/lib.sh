@@ -1,4 +1,4 @@
-# lib.sh — what the lspbench scripts (cost.sh, incremental.sh) share. Source it
+# lib.sh — what the lspbench scripts (cost.sh, incremental.sh, editor.sh) share. Source it
 # after setting repo, and defining log and die.
 
 # bench_tools WORK: builds lspbench and genproject into WORK/bin, and dfd

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,9 +62,10 @@ func (d *incrDriver) runtime() *engine.Runtime {
 	return rt
 }
 
-// compile returns the full compile's response and the incremental side's
-// (which falls back to a full compile that it keeps, as a worker does).
-func (d *incrDriver) compile(paths []string) (full, incr []byte, fullErr, incrErr error) {
+// Compile implements incrtest.Compiler: the full compile's response and
+// the incremental side's (which falls back to a full compile that it
+// keeps, as a worker does).
+func (d *incrDriver) Compile(paths []string) (full, incr []byte, fullErr, incrErr error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	files, err := engine.OpenDir(d.root)
@@ -119,11 +119,6 @@ func runEditsCore(t *testing.T, root, version string, seed uint64, steps int) *i
 	return d
 }
 
-// Compile implements incrtest.Compiler.
-func (d *incrDriver) Compile(paths []string) (full, incr []byte, fullErr, incrErr error) {
-	return d.compile(paths)
-}
-
 // Counts implements incrtest.Compiler.
 func (d *incrDriver) Counts() (int, map[string]int) { return d.incremental, d.full }
 
@@ -165,12 +160,7 @@ func FuzzIncremental(f *testing.F) {
 			t.Fatal(err)
 		}
 		d := newIncrDriver(t, root)
-		check := func(what string) {
-			full, incr, fullErr, incrErr := d.compile(p.Paths())
-			if fmt.Sprint(fullErr) != fmt.Sprint(incrErr) || !bytes.Equal(full, incr) {
-				t.Fatalf("%s: incremental differs from full (errors %v / %v):\n%s", what, fullErr, incrErr, incrtest.GraphDiff(full, incr))
-			}
-		}
+		check := func(what string) { incrtest.Check(t, d, p.Paths(), what) }
 		check("initial compile")
 		var done []string
 		for _, op := range ops {

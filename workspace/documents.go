@@ -159,16 +159,7 @@ func RelSlash(dir, path string) (string, bool) {
 // CanonicalPath resolves symbolic links in the directories of path, as
 // project roots are resolved, so that files and roots compare. A path
 // whose directory does not exist is returned cleaned.
-func CanonicalPath(path string) string {
-	if path == "" {
-		return ""
-	}
-	dir, base := filepath.Split(filepath.Clean(path))
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		return filepath.Join(real, base)
-	}
-	return filepath.Clean(path)
-}
+func CanonicalPath(path string) string { return CanonicalPaths([]string{path})[0] }
 
 // CanonicalPaths is CanonicalPath of each path, resolving each directory
 // once: a project's files share a few directories, and resolving each

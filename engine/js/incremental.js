@@ -252,10 +252,13 @@
   function skipChecks() {
     return st.caching && st.inRerun && st.reuse;
   }
+  // The compiled graph's lists of actions the duplicate check reads (and
+  // filters), tests apart.
+  var ACTION_CHUNKS = ["tables", "operations", "declarations", "assertions", "notebooks", "dataPreparations"];
   function chunks(graph) {
     if (!graph) return null;
     var out = [];
-    ["tables", "operations", "declarations", "assertions", "notebooks", "dataPreparations"].forEach(function (k) {
+    ACTION_CHUNKS.forEach(function (k) {
       if (Array.isArray(graph[k])) out = out.concat(graph[k]);
     });
     return out;
@@ -263,7 +266,7 @@
   function chunkSizes(graph) {
     if (!graph) return "";
     var out = "";
-    ["tables", "operations", "declarations", "assertions", "notebooks", "dataPreparations", "tests"].forEach(function (k) {
+    ACTION_CHUNKS.concat("tests").forEach(function (k) {
       out += (Array.isArray(graph[k]) ? graph[k].length : -1) + ",";
     });
     return out;
@@ -280,7 +283,8 @@
       var q = protos[i];
       var file = q !== null && typeof q === "object" ? st.protoFile.get(q) : undefined;
       if (file === undefined) return false;
-      if (st.inRerun && !st.ranFiles.has(file)) continue;
+      // (In a full compile every file's compile() ran.)
+      if (!st.ranFiles.has(file)) continue;
       keys.set(file, (keys.get(file) || "") + JSON.stringify(part(q)) + "\n");
     }
     var same = st.inRerun;
@@ -289,7 +293,6 @@
       if (seen.get(file) !== k) same = false;
       seen.set(file, k);
     });
-    if (!st.inRerun) keys.forEach(function (k, file) { seen.set(file, k); });
     return same;
   }
 

@@ -547,6 +547,12 @@ class ProjectFiles {
   }
 }
 
+// digest names a file's content (the transpile cache's key, and what a
+// kept compile read).
+function digest(buf) {
+  return crypto.createHash("sha256").update(buf).digest("base64");
+}
+
 // fileSignature identifies the content of the file at abs as stat(2) sees
 // it (inode, size, modification and change times in nanoseconds), or ""
 // (no signature: the file is compared by digest). A file changed in the
@@ -572,7 +578,7 @@ function unchanged(files, name, read) {
   const buf = files.overlay.get(name);
   if (buf === undefined && read.sig !== "" && fileSignature(files.abs(name)) === read.sig) return true;
   try {
-    return crypto.createHash("sha256").update(buf !== undefined ? buf : files.read(name)).digest("base64") === read.digest;
+    return digest(buf !== undefined ? buf : files.read(name)) === read.digest;
   } catch (_) {
     return false; // unreadable now
   }
@@ -1575,7 +1581,7 @@ class Runtime {
           const sig = rt.reads !== null && !rt.files.overlay.has(r) ? fileSignature(rt.files.abs(r)) : "";
           const buf = rt.files.read(r);
           if (cacheEnabled || rt.reads !== null) {
-            const hash = crypto.createHash("sha256").update(buf).digest("base64");
+            const hash = digest(buf);
             if (cacheEnabled) rt.files.hashes.set(r, hash);
             if (rt.reads !== null) rt.reads.set(r, { digest: hash, sig });
           }

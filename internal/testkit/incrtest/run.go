@@ -30,13 +30,7 @@ func Run(t *testing.T, p *Project, c Compiler, steps int) {
 	t.Helper()
 	check := func(what string) {
 		t.Helper()
-		full, incr, fullErr, incrErr := c.Compile(p.Paths())
-		if fmt.Sprint(fullErr) != fmt.Sprint(incrErr) {
-			t.Fatalf("%s: full compile error %v, incremental %v", what, fullErr, incrErr)
-		}
-		if !bytes.Equal(full, incr) {
-			t.Fatalf("%s: incremental result differs from the full compile's:\n%s", what, GraphDiff(full, incr))
-		}
+		Check(t, c, p.Paths(), what)
 	}
 	check("initial compile")
 	for i := range steps {
@@ -51,6 +45,21 @@ func Run(t *testing.T, p *Project, c Compiler, steps int) {
 	if n < steps/2 {
 		t.Errorf("only %d of %d edits compiled incrementally: the test compares too few", n, steps)
 	}
+}
+
+// Check compiles paths both ways with c and fails t, naming what was
+// compiled, unless the incremental result is the full compile's byte for
+// byte, errors included. It returns the full compile's result.
+func Check(t testing.TB, c Compiler, paths []string, what string) []byte {
+	t.Helper()
+	full, incr, fullErr, incrErr := c.Compile(paths)
+	if fmt.Sprint(fullErr) != fmt.Sprint(incrErr) {
+		t.Fatalf("%s: full compile error %v, incremental %v", what, fullErr, incrErr)
+	}
+	if !bytes.Equal(full, incr) {
+		t.Fatalf("%s: incremental result differs from the full compile's:\n%s", what, GraphDiff(full, incr))
+	}
+	return full
 }
 
 // Steps is how many edits a differential sequence makes: def (10 with

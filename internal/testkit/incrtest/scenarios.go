@@ -97,15 +97,8 @@ func RunScenario(t *testing.T, s Scenario, compiler func(root string) Compiler) 
 	}
 	check := func(what string) {
 		t.Helper()
-		full, incr, fullErr, incrErr := c.Compile(paths())
-		if fmt.Sprint(fullErr) != fmt.Sprint(incrErr) {
-			t.Fatalf("%s: full compile error %v, incremental %v", what, fullErr, incrErr)
-		}
-		if len(full) == 0 {
+		if full := Check(t, c, paths(), what); len(full) == 0 {
 			t.Fatalf("%s: no full compile", what)
-		}
-		if string(full) != string(incr) {
-			t.Fatalf("%s: incremental result differs from the full compile's:\n%s", what, GraphDiff(full, incr))
 		}
 	}
 	check("first compile")
