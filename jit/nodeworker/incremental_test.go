@@ -276,3 +276,39 @@ func TestNodeIncrementalScenarios(t *testing.T) {
 		})
 	}
 }
+
+// A file written just before the kept compile has no stat signature then
+// (it is "racily clean"), so a rerun compares it by content; once it is
+// older, a rerun that finds it unchanged signs it and stops reading it.
+// A later rewrite of it on disk, with the same size, must still be seen:
+// the incremental result must equal the full compile after it.
+func TestNodeIncrementalSignsRacyFiles(t *testing.T) {
+	needNode(t)
+	view := func(n int) string { return fmt.Sprintf("config { type: \"view\" }\nselect %d as v\n", n) }
+	root := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+		"workflow_settings.yaml": "defaultProject: proj\ndefaultDataset: ds\ndefaultLocation: US\n",
+		"definitions/a.sqlx":     view(1),
+		"definitions/b.sqlx":     view(1),
+	})
+	paths := []string{"definitions/a.sqlx", "definitions/b.sqlx", "workflow_settings.yaml"}
+	d := newNodeIncr(t, root, "")
+	incrtest.Check(t, d, paths, "first compile") // keeps a context; every file is racy
+	// Older than the 2 s window of fileSignature now (a wait, not a timing
+	// assertion: on a slow machine the files are only older still).
+	time.Sleep(2100 * time.Millisecond)
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("definitions/b.sqlx", view(2)) // racy itself; a is read and signed
+	incrtest.Check(t, d, paths, "b edited")
+	write("definitions/a.sqlx", view(3)) // same size as before
+	incrtest.Check(t, d, paths, "a rewritten after it was signed")
+	write("definitions/b.sqlx", view(4))
+	incrtest.Check(t, d, paths, "b edited again")
+	if n, full := d.Counts(); n != 3 {
+		t.Errorf("%d of 3 edits ran as reruns (full compiles: %v)", n, full)
+	}
+}

@@ -573,15 +573,24 @@ function fileSignature(abs) {
 // unchanged says whether file name of files has the content a kept
 // compile read ({digest, sig}). A file on disk whose signature is the one
 // it had then is not read again: 3,000 files are 30 ms of reading and
-// hashing per edit, their stats a few. Anything else is compared by digest.
+// hashing per edit, their stats a few. Anything else is compared by digest;
+// a file on disk that had no signature (it had just changed) gets the one
+// taken before this read when its content is the same, so that it is read
+// once more, not on every edit until the next full compile.
 function unchanged(files, name, read) {
   const buf = files.overlay.get(name);
-  if (buf === undefined && read.sig !== "" && fileSignature(files.abs(name)) === read.sig) return true;
+  let sig = "";
+  if (buf === undefined) {
+    sig = fileSignature(files.abs(name));
+    if (read.sig !== "" && sig === read.sig) return true;
+  }
   try {
-    return digest(buf !== undefined ? buf : files.read(name)) === read.digest;
+    if (digest(buf !== undefined ? buf : files.read(name)) !== read.digest) return false;
   } catch (_) {
     return false; // unreadable now
   }
+  if (sig !== "") read.sig = sig;
+  return true;
 }
 
 // specialKind names a Stats that is not a regular file or a directory, as
