@@ -219,3 +219,29 @@ func TestIncrementalScenarios(t *testing.T) {
 		})
 	}
 }
+
+// What a definitions file does outside its own actions marks it unsafe:
+// an edit of it then needs a full compile (Kept.Unsafe says why).
+func TestIncrementalUnsafeFiles(t *testing.T) {
+	for _, c := range incrtest.UnsafeCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			root := testenv.WriteProject(t, testenv.CoreVersion, c.Files())
+			files, err := engine.OpenDir(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer files.Close()
+			d := newIncrDriver(t, root)
+			_, kept, why, err := d.runtime().CompileKeep(context.Background(), files, incrRequest(t, root, c.Paths()))
+			if err != nil || kept == nil {
+				t.Fatalf("not kept (%s): %v", why, err)
+			}
+			if got := kept.Unsafe(incrtest.UnsafeFile); !c.Matches(got) {
+				t.Errorf("%s unsafe: %q, want %q", incrtest.UnsafeFile, got, c.Why)
+			}
+			if got := kept.Unsafe("definitions/c.sqlx"); got != "" {
+				t.Errorf("c.sqlx unsafe: %q", got)
+			}
+		})
+	}
+}

@@ -47,8 +47,11 @@
     baseline: null, // global names before main()
     broken: "",
     // The graph stage's work per action: action → {proto, errors, threw,
-    // error} of its last compile(), reused while no target changed
-    // (cacheKey) for actions of files that did not run again.
+    // error, deps, readsGraph, bytes, key} of its last compile(), reused
+    // for actions of files that did not run again while what it read of
+    // the other actions is the same: no target changed (cacheKey), or each
+    // lookup it made finds the same actions (deps); never when it read the
+    // session's lists of actions itself (readsGraph).
     compiled: new Map(),
     // Actions whose compile() ran since their proto was last restored
     // from its pristine copy: the only ones whose protos the graph stage
@@ -64,6 +67,14 @@
     ranFiles: new Set(),
     seen: { dups: new Map(), cycles: new Map() },
     cacheKey: null,
+    reuseDeps: false, // the entries of compiled whose deps still hold are valid
+    compiling: null, // the record of the action whose compile() runs
+    inResolve: 0, // session.resolve() calls running
+    find: null, // the index's own find(), unwrapped
+    // The record in compiled of each proto the graph stage's compile()
+    // returned (a copy or a fresh result), for wrapEncoder.
+    recOf: new WeakMap(),
+    encoding: false, // a rerun's encoding runs
     caching: false, // the graph stage runs, with compiled consulted
     reuse: false, // the entries of compiled are valid in this graph stage
     rerunFile: null,
@@ -85,44 +96,52 @@
     if (!st.unsafe.has(file)) st.unsafe.set(file, why);
   }
 
-  // snapGlobals records every global's value and, for objects that main()
-  // or user code made global (includes modules among them), their own keys'
-  // values one level down.
+  // snapGlobals records the names of the globals and, for those main() or
+  // user code made global (includes modules among them), their values and,
+  // for objects, their own keys' values one level down. The globals that
+  // existed before main() (the language's and the host's) are compared by
+  // name only: on Node.js every read of a property of a context's global
+  // goes through the host, and reading them all before and after each
+  // definitions file was a sixth of a 3,000-file compile. A file that
+  // reassigns a built-in (JSON = …) is left to the verification.
   function snapGlobals() {
     var names = Object.getOwnPropertyNames(g);
-    var snap = new Map();
+    var vals = new Map();
     for (var i = 0; i < names.length; i++) {
       var n = names[i];
-      if (n === "dataform") continue; // the session: grows with every file
+      if (n === "dataform" || st.baseline.has(n)) continue; // the session grows with every file
       var d = Object.getOwnPropertyDescriptor(g, n);
       var v = d.get || d.value;
       var keys = null;
-      if (!st.baseline.has(n) && v !== null && typeof v === "object" && !Array.isArray(v)) {
+      if (Array.isArray(v)) {
+        keys = [v.length];
+      } else if (v !== null && typeof v === "object") {
         keys = [];
         var ks = Object.keys(v);
         if (ks.length <= 500) {
           for (var j = 0; j < ks.length; j++) keys.push(ks[j], v[ks[j]]);
         }
-      } else if (Array.isArray(v)) {
-        keys = [v.length];
       }
-      snap.set(n, { v: v, keys: keys });
+      vals.set(n, { v: v, keys: keys });
     }
-    return snap;
+    return { names: names, vals: vals };
   }
 
   function diffGlobals(before) {
     var after = snapGlobals();
-    if (after.size !== before.size) {
-      var added = [];
-      after.forEach(function (_, n) { if (!before.has(n)) added.push(n); });
+    var same = after.names.length === before.names.length;
+    for (var i = 0; same && i < after.names.length; i++) same = after.names[i] === before.names[i];
+    if (!same) {
+      var had = new Set(before.names), has = new Set(after.names);
+      var added = after.names.filter(function (n) { return !had.has(n); });
       if (added.length) return "sets the global " + added.join(", ");
-      return "removes a global";
+      if (before.names.some(function (n) { return !has.has(n); })) return "removes a global";
+      return "removes and sets a global again"; // the same names, in another order
     }
     var why = "";
-    after.forEach(function (a, n) {
+    after.vals.forEach(function (a, n) {
       if (why) return;
-      var b = before.get(n);
+      var b = before.vals.get(n);
       if (!b) { why = "sets the global " + n; return; }
       if (!Object.is(a.v, b.v)) { why = "changes the global " + n; return; }
       if ((a.keys === null) !== (b.keys === null)) { why = "changes the global " + n; return; }
@@ -179,28 +198,206 @@
     var errs = st.session.graphErrors.compilationErrors;
     // A test's compile() reads the query of the dataset it tests, which
     // may be another file's: tests are always compiled.
-    var c = st.reuse && !st.testSet.has(action) ? st.compiled.get(action) : undefined;
+    var c = (st.reuse || st.reuseDeps) && !st.testSet.has(action) ? st.compiled.get(action) : undefined;
     var file = st.actionFile.get(action);
-    if (c !== undefined && file !== st.rerunFile) {
+    if (c !== undefined && file !== st.rerunFile && !c.readsGraph && (st.reuse || depsHold(c))) {
       for (var i = 0; i < c.errors.length; i++) errs.push(c.errors[i]);
       if (c.threw) throw c.error;
       var copy = clone(c.proto, new Map());
-      if (copy !== null && typeof copy === "object") st.protoFile.set(copy, file);
+      if (copy !== null && typeof copy === "object") {
+        st.protoFile.set(copy, file);
+        st.recOf.set(copy, c);
+      }
       return copy;
     }
     var n = errs.length;
     var out;
     st.dirty.add(action);
     st.ranFiles.add(file);
+    // (session.compile() has made the index of this graph stage by now.)
+    watchLookups(indexOf(st.session));
+    var rec = { proto: null, errors: null, threw: false, error: null, deps: st.find === null ? null : [], readsGraph: false, bytes: null, key: "" };
+    var outer = st.compiling;
+    st.compiling = rec;
     try {
       out = orig.apply(action, args);
     } catch (e) {
-      st.compiled.set(action, { errors: errs.slice(n), threw: true, error: e });
+      rec.errors = errs.slice(n);
+      rec.threw = true;
+      rec.error = e;
+      st.compiled.set(action, rec);
       throw e;
+    } finally {
+      st.compiling = outer;
+      // What an inner compile() read, the outer one read too.
+      if (outer !== null) {
+        outer.readsGraph = outer.readsGraph || rec.readsGraph;
+        if (rec.deps === null) outer.deps = null;
+        else if (outer.deps !== null) {
+          for (var d = 0; d < rec.deps.length; d++) outer.deps.push(rec.deps[d]);
+        }
+      }
     }
-    st.compiled.set(action, { proto: clone(out, new Map()), errors: errs.slice(n), threw: false });
-    if (out !== null && typeof out === "object") st.protoFile.set(out, file);
+    rec.proto = clone(out, new Map());
+    rec.errors = errs.slice(n);
+    st.compiled.set(action, rec);
+    if (out !== null && typeof out === "object") {
+      st.protoFile.set(out, file);
+      st.recOf.set(out, rec);
+      wrapEncoder(out);
+    }
     return out;
+  }
+
+  // What an action's compile() reads of the other actions: core's
+  // session.resolve() (ref(), resolve(), self() of every context) looks
+  // its target up with session.indexedActions.find(). Each lookup made
+  // while a compile() runs is recorded with what it found (lookupSig),
+  // and a reused result is valid while every lookup finds the same. Any
+  // other read of the session's lists of actions while a compile() runs
+  // (user code enumerating dataform.actions, say) marks the action as
+  // reading the whole graph: it is compiled again every time.
+  var GRAPH_FIELDS = ["actions", "tests", "indexedActions", "actionAssertionMap"];
+  function watchGraphReads(s) {
+    GRAPH_FIELDS.forEach(function (name) {
+      var d = Object.getOwnPropertyDescriptor(s, name);
+      if (d && (!d.configurable || d.get || d.set)) return;
+      var value = d ? d.value : undefined;
+      Object.defineProperty(s, name, {
+        get: function () {
+          if (st.compiling !== null && st.inResolve === 0) st.compiling.readsGraph = true;
+          return value;
+        },
+        set: function (v) { value = v; },
+        enumerable: d ? d.enumerable : true,
+        configurable: true
+      });
+    });
+    var p = Object.getPrototypeOf(s);
+    var d = p && Object.getOwnPropertyDescriptor(p, "resolve");
+    if (d && typeof d.value === "function" && d.configurable && !wrappedResolve.has(p)) {
+      wrappedResolve.add(p);
+      var orig = d.value;
+      d.value = function dfdResolve() {
+        st.inResolve++;
+        try {
+          return orig.apply(this, arguments);
+        } finally {
+          st.inResolve--;
+        }
+      };
+      Object.defineProperty(p, "resolve", d);
+    }
+  }
+  var wrappedResolve = new WeakSet();
+  var wrappedFind = new WeakSet();
+  // watchLookups wraps find() of the session's index of actions (rebuilt
+  // by every graph stage; its prototype is the same).
+  function watchLookups(index) {
+    var p = index && Object.getPrototypeOf(index);
+    if (!p || wrappedFind.has(p)) return;
+    var d = Object.getOwnPropertyDescriptor(p, "find");
+    if (!d || typeof d.value !== "function" || !d.configurable) return;
+    wrappedFind.add(p);
+    var orig = d.value;
+    st.find = orig;
+    d.value = function dfdFind(target) {
+      var out = orig.apply(this, arguments);
+      var rec = st.compiling;
+      if (rec !== null && rec.deps !== null) {
+        if (arguments.length !== 1 || this !== indexOf(st.session)) rec.readsGraph = true;
+        else rec.deps.push({ target: clone(target, new Map()), sig: lookupSig(out) });
+      }
+      return out;
+    };
+    Object.defineProperty(p, "find", d);
+  }
+  // indexOf reads the session's index without counting as a read of the
+  // graph.
+  function indexOf(s) {
+    st.inResolve++;
+    try {
+      return s.indexedActions;
+    } finally {
+      st.inResolve--;
+    }
+  }
+  // lookupSig is what resolve() uses of the actions a lookup found: their
+  // kinds, targets and whether they have output.
+  function lookupSig(found) {
+    if (!Array.isArray(found)) return "?" + shape(found);
+    var out = "";
+    for (var i = 0; i < found.length; i++) {
+      var a = found[i];
+      var p = a !== null && typeof a === "object" ? a.proto : undefined;
+      out += (a && a.constructor && a.constructor.name) + "|" + shape(p && p.target) + "|" + (p && p.hasOutput ? 1 : 0) + "\n";
+    }
+    return out;
+  }
+  // depsHold says whether every lookup c's compile() made finds what it
+  // found then.
+  function depsHold(c) {
+    var index = indexOf(st.session);
+    if (c.deps === null || !index || typeof st.find !== "function") return false;
+    for (var i = 0; i < c.deps.length; i++) {
+      if (lookupSig(st.find.call(index, c.deps[i].target)) !== c.deps[i].sig) return false;
+    }
+    return true;
+  }
+
+  // wrapEncoder wraps the encoder of msg's message type (protobufjs's
+  // static Type.encode, which CompiledGraph.encode looks up for every
+  // action) so that a rerun encodes an action whose compile() result was
+  // reused by copying the bytes of its last encoding. Those bytes were
+  // written from an equal proto: the copy is of the same compile() result,
+  // and the graph stage after compile() (core's fullyQualifyDependencies
+  // and alterActionName) sets only its target, dependencyTargets and
+  // parentAction, whose final values (finalKey) must be what they were.
+  // At 3,000 actions encoding the graph was a third of a rerun. Only
+  // reruns use it: a full compile's encoding is left as core does it.
+  var wrappedEncoders = new WeakSet();
+  function wrapEncoder(msg) {
+    var proto = Object.getPrototypeOf(msg);
+    var ctor = proto && proto.constructor;
+    if (!ctor || wrappedEncoders.has(ctor) || typeof ctor.encode !== "function") return;
+    wrappedEncoders.add(ctor);
+    var orig = ctor.encode;
+    ctor.encode = function dfdEncode(m, w) {
+      var rec = st.encoding && m !== null && typeof m === "object" ? st.recOf.get(m) : undefined;
+      if (rec === undefined || !w || typeof w._push !== "function") return orig.apply(this, arguments);
+      var key = finalKey(m);
+      if (rec.bytes === null || rec.key !== key) {
+        // Its own writer (created by encode, as for a top-level message):
+        // the bytes are then whole, and copied into w like reused ones.
+        rec.bytes = orig.call(this, m, undefined, arguments[2]).finish();
+        rec.key = key;
+      }
+      return w._push(writeRaw, rec.bytes.length, rec.bytes);
+    };
+  }
+  // writeRaw is a protobufjs writer operation: val's bytes as they are.
+  function writeRaw(val, buf, pos) {
+    buf.set(val, pos);
+  }
+  function finalKey(m) {
+    return shape(m.target) + "|" + shape(m.dependencyTargets) + "|" + shape(m.parentAction);
+  }
+  // shape is a value's own enumerable keys and values, deep: what an
+  // encoder reads of a target (it writes own fields only).
+  function shape(v) {
+    if (v === undefined) return "u";
+    if (typeof v === "string") return JSON.stringify(v);
+    if (v === null || typeof v !== "object") return typeof v + ":" + String(v);
+    var out, i;
+    if (Array.isArray(v)) {
+      out = "[";
+      for (i = 0; i < v.length; i++) out += shape(v[i]) + ",";
+      return out + "]";
+    }
+    var ks = Object.keys(v);
+    out = "{";
+    for (i = 0; i < ks.length; i++) out += JSON.stringify(ks[i]) + ":" + shape(v[ks[i]]) + ",";
+    return out + "}";
   }
 
   // wrapChecks wraps the session's checks over the whole graph, which only
@@ -223,6 +420,10 @@
         return [q.target, q.canonicalTarget];
       });
       if (skipChecks() && st.clean.dups && same) return undefined;
+      if (st.caching && st.inRerun && noDuplicates(args[0])) {
+        st.clean.dups = true;
+        return undefined;
+      }
       var before = chunkSizes(args[0]);
       var out = orig.apply(self, args);
       st.clean.dups = st.caching && errs.length === n && chunkSizes(args[0]) === before;
@@ -234,6 +435,10 @@
         return [q.target, q.dependencyTargets];
       });
       if (skipChecks() && st.clean.cycles && same) return undefined;
+      if (st.caching && st.inRerun && acyclic(args[0])) {
+        st.clean.cycles = true;
+        return undefined;
+      }
       var out = orig.apply(self, args);
       st.clean.cycles = st.caching && errs.length === n;
       return out;
@@ -249,6 +454,81 @@
       writable: true, configurable: true, enumerable: false
     });
   }
+  // When the targets changed (an action came or went), the checks' inputs
+  // differ, but a rerun need not run core's checks to know they find
+  // nothing: with no duplicate target or canonical target, core's check
+  // reports nothing and keeps every action; with no cycle, core's reports
+  // nothing. These find that out with a third of core's work (each target
+  // made into core's key once), and leave anything else to core's:
+  // duplicates, cycles, a target that is not an object (core's then
+  // throws), a chain deep enough that core's recursive search might.
+  // targetKey is core's JSONObjectStringifier of a target.
+  function targetKey(t) {
+    var ks = Object.keys(t).sort(), r = {};
+    for (var i = 0; i < ks.length; i++) r[ks[i]] = t[ks[i]];
+    return JSON.stringify(r);
+  }
+  function isObject(v) {
+    return v !== null && typeof v === "object";
+  }
+  function noDuplicates(graph) {
+    var protos = chunks(graph);
+    if (protos === null) return false;
+    var targets = new Set(), canonical = new Set();
+    for (var i = 0; i < protos.length; i++) {
+      var q = protos[i];
+      if (!isObject(q) || !isObject(q.target) || !isObject(q.canonicalTarget)) return false;
+      var k = targetKey(q.target), c = targetKey(q.canonicalTarget);
+      if (targets.has(k) || canonical.has(c)) return false;
+      targets.add(k);
+      canonical.add(c);
+    }
+    return true;
+  }
+  var MAX_CHAIN = 1000;
+  function acyclic(protos) {
+    if (!Array.isArray(protos)) return false;
+    var n = protos.length, ids = new Map(), i, j;
+    for (i = 0; i < n; i++) {
+      var q = protos[i];
+      if (!isObject(q) || !isObject(q.target)) return false;
+      var k = targetKey(q.target);
+      if (ids.has(k)) return false; // one vertex for two actions: core's to judge
+      ids.set(k, i);
+    }
+    // Kahn's algorithm over the edges core's check keeps: dependencies
+    // that are actions of the graph.
+    var succ = new Array(n), indeg = new Array(n).fill(0);
+    for (i = 0; i < n; i++) {
+      var p = protos[i];
+      var deps = (p.constructor && p.constructor.name === "Declaration") || !p.dependencyTargets ? [] : p.dependencyTargets;
+      if (!Array.isArray(deps)) return false;
+      var out = [];
+      for (var d = 0; d < deps.length; d++) {
+        if (!isObject(deps[d])) return false;
+        j = ids.get(targetKey(deps[d]));
+        if (j === undefined) continue;
+        if (j === i) return false; // depends on itself
+        out.push(j);
+        indeg[j]++;
+      }
+      succ[i] = out;
+    }
+    var queue = [], depth = new Array(n).fill(0), done = 0;
+    for (i = 0; i < n; i++) if (indeg[i] === 0) queue.push(i);
+    while (queue.length > 0) {
+      i = queue.pop();
+      done++;
+      for (var e = 0; e < succ[i].length; e++) {
+        j = succ[i][e];
+        if (depth[i] + 1 > depth[j]) depth[j] = depth[i] + 1;
+        if (depth[j] > MAX_CHAIN) return false;
+        if (--indeg[j] === 0) queue.push(j);
+      }
+    }
+    return done === n;
+  }
+
   function skipChecks() {
     return st.caching && st.inRerun && st.reuse;
   }
@@ -316,6 +596,7 @@
   function start(s) {
     st.session = s;
     wrapChecks(s);
+    watchGraphReads(s);
     if (s.tests !== undefined && !Array.isArray(s.tests)) {
       // Cores before 3.0.57 keep tests by name; recompiles do not know that
       // shape, so such a core compiles in full.
@@ -524,7 +805,8 @@
     var pc = st.session.projectConfig;
     if (pc && pc.includeTestsInCompiledGraph) key = null;
     st.reuse = key !== null && key === st.cacheKey;
-    if (!st.reuse) st.compiled = new Map();
+    st.reuseDeps = key !== null && st.cacheKey !== null;
+    if (key === null) st.compiled = new Map();
     st.cacheKey = key;
     st.testSet = new Set(list(st.session.tests));
     st.ranFiles = new Set();
@@ -537,6 +819,7 @@
     } finally {
       st.caching = false;
       st.reuse = false;
+      st.reuseDeps = false;
       g.__dfdSkipGraphVerify = false;
       lowerStackLimit(limit);
     }
@@ -682,7 +965,13 @@
     } finally {
       st.inRerun = false;
     }
-    var out = st.encode(graph);
+    st.encoding = true;
+    var out;
+    try {
+      out = st.encode(graph);
+    } finally {
+      st.encoding = false;
+    }
     st.broken = "";
     return out;
   }

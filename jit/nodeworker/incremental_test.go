@@ -312,3 +312,38 @@ func TestNodeIncrementalSignsRacyFiles(t *testing.T) {
 		t.Errorf("%d of 3 edits ran as reruns (full compiles: %v)", n, full)
 	}
 }
+
+// incrtest.UnsafeCases on the Node.js worker: an edit of the file is a
+// full compile whose reason says what it did (a plain file's is a rerun).
+func TestNodeIncrementalUnsafeFiles(t *testing.T) {
+	needNode(t)
+	for _, c := range incrtest.UnsafeCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			files := c.Files()
+			root := testenv.WriteProject(t, testenv.CoreVersion, files)
+			p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
+			req, err := compile.Request(root, c.Paths(), compile.Overrides{}, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := p.Compile(ctx, jit.CompileJob{Request: req, Mode: engine.ModeKeep}); err != nil {
+				t.Fatal(err)
+			}
+			edit := map[string][]byte{incrtest.UnsafeFile: []byte(files[incrtest.UnsafeFile] + "// edited\n")}
+			res, err := p.Compile(ctx, jit.CompileJob{Request: req, Mode: engine.ModeIncremental, Overlay: edit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := res.Incremental
+			switch {
+			case o == nil:
+				t.Fatal("no outcome")
+			case c.Why == "" && !o.Rerun:
+				t.Errorf("the edit of a plain file was a full compile: %s", o.Reason)
+			case c.Why != "" && (o.Rerun || !c.Matches(o.Reason)):
+				t.Errorf("edit of %s: rerun %v, reason %q; want a full compile because it %s", incrtest.UnsafeFile, o.Rerun, o.Reason, c.Why)
+			}
+		})
+	}
+}

@@ -73,7 +73,74 @@ func Scenarios() []Scenario {
 			{"definitions/t.sqlx": "config { type: \"table\" }\nselect 2 as v\n"},
 			{"definitions/u.sqlx": "config { type: \"view\" }\nselect v + 3 as w from ${ref(\"t\")}\n"},
 		},
+	}, {
+		// A dependency with includeDependentAssertions is qualified after
+		// compile() from the assertions other files declare: editing an
+		// assertion changes the dependencies of an action whose compile()
+		// result is reused (and so its encoding), with no target changed.
+		// The name prefix and dataset suffix rename every target after
+		// compile() too.
+		Name: "dependent assertions and a name prefix",
+		Files: map[string]string{
+			"workflow_settings.yaml": settings + "namePrefix: dev\ndatasetSuffix: s\n",
+			"definitions/x.sqlx":     "config { type: \"table\" }\nselect 1 as v\n",
+			"definitions/y.sqlx":     "config { type: \"table\" }\nselect 2 as v\n",
+			"definitions/chk.sqlx":   assertion("x"),
+			"definitions/c.sqlx": "config { type: \"view\", dependencies: [{ name: \"x\", includeDependentAssertions: true }] }\n" +
+				"select * from ${ref(\"y\")}\n",
+		},
+		Steps: []map[string]string{
+			{"definitions/chk.sqlx": assertion("y")},
+			{"definitions/y.sqlx": "config { type: \"table\" }\nselect 3 as v\n"},
+			{"definitions/chk.sqlx": assertion("x")},
+			{"definitions/y.sqlx": "config { type: \"table\" }\nselect 4 as v\n"},
+		},
+	}, {
+		// A file's config breaks, so its actions leave the graph, and is
+		// fixed: the targets change, and only the actions whose lookups
+		// find something else may compile again (b's ref of x), the
+		// others' results are reused (c's ref of y).
+		Name: "an action leaves the graph and comes back",
+		Files: map[string]string{
+			"workflow_settings.yaml": settings,
+			"definitions/x.sqlx":     "config { type: \"table\" }\nselect 1 as v\n",
+			"definitions/y.sqlx":     "config { type: \"table\" }\nselect 2 as v\n",
+			"definitions/b.sqlx":     "config { type: \"view\" }\nselect * from ${ref(\"x\")}\n",
+			"definitions/c.sqlx":     "config { type: \"view\" }\nselect * from ${ref(\"y\")} join ${self()} using (v)\n",
+			"definitions/o.sqlx":     "config { type: \"operations\", hasOutput: true }\ncreate table ${self()} as select 1 as v\n",
+			"definitions/p.sqlx":     "config { type: \"view\" }\nselect * from ${ref(\"o\")}\n",
+		},
+		Steps: []map[string]string{
+			{"definitions/x.sqlx": "config { type: \"table\", bogus: 1 }\nselect 1 as v\n"},
+			{"definitions/x.sqlx": "config { type: \"table\" }\nselect 3 as v\n"},
+			{"definitions/o.sqlx": "config { type: \"operations\" }\ncreate table ${self()} as select 1 as v\n"},
+			{"definitions/o.sqlx": "config { type: \"operations\", hasOutput: true }\ncreate table ${self()} as select 2 as v\n"},
+			{"definitions/y.sqlx": "config { type: \"table\", name: \"x\" }\nselect 2 as v\n"},
+			{"definitions/y.sqlx": "config { type: \"table\" }\nselect 4 as v\n"},
+		},
+	}, {
+		// A query that reads the session's list of actions at compile
+		// time depends on every file: it is compiled again every time,
+		// here after an edit of another file's tags, which changes no
+		// target.
+		Name: "a query that reads the whole graph",
+		Files: map[string]string{
+			"workflow_settings.yaml": settings,
+			"definitions/t.sqlx":     "config { type: \"table\" }\nselect 1 as v\n",
+			"definitions/u.sqlx": "config { type: \"view\" }\n" +
+				"select ${dataform.actions.filter(a => (a.proto.tags || []).indexOf(\"x\") >= 0).length} as tagged\n",
+		},
+		Steps: []map[string]string{
+			{"definitions/t.sqlx": "config { type: \"table\", tags: [\"x\"] }\nselect 1 as v\n"},
+			{"definitions/t.sqlx": "config { type: \"table\" }\nselect 1 as v\n"},
+			{"definitions/t.sqlx": "config { type: \"table\", tags: [\"x\"] }\nselect 2 as v\n"},
+		},
 	}}
+}
+
+// assertion is an assertion named chk that depends on target.
+func assertion(target string) string {
+	return fmt.Sprintf("config { type: \"assertion\", name: \"chk\", dependencies: [%q] }\nselect 1 as v from ${ref(\"y\")} where false\n", target)
 }
 
 // RunScenario writes s into a project with core testenv.CoreVersion and
