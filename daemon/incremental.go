@@ -101,6 +101,7 @@ func (in *incrementalState) after(ctx context.Context, job CompileJob, res *comp
 		in.st.Full++
 		in.st.LastFull = out.Reason
 		in.mu.Unlock()
+		in.op.b.log.Debug("compiled in full, not incrementally", "project", in.op.p.Root, "reason", out.Reason)
 		return res, nil
 	}
 	in.st.Incremental++

@@ -323,6 +323,21 @@ const (
 	ModeIncremental
 )
 
+// String names the mode, for logs.
+func (m Mode) String() string {
+	switch m {
+	case ModeFull:
+		return "full"
+	case ModeFullHooked:
+		return "full-hooked"
+	case ModeKeep:
+		return "keep"
+	case ModeIncremental:
+		return "incremental"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
 // Outcome says how a compile with a Keeper ran.
 type Outcome struct {
 	Rerun  bool   // an incremental recompile

@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -27,6 +29,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 	workers := fs.Int("workers", 0, "worker processes per project (default: half the CPUs, at least 2)")
 	engineName := fs.String("engine", daemon.EngineAuto, "where compiles run: goja (dfd's own engine), node (a Node.js worker, needs node >= 20), "+
 		"or auto (node when node is installed, unless the project recompiles faster on goja: mostly multi-megabyte .sqlx files); JiT code always runs on goja")
+	cpuProfile := fs.String("cpuprofile", "", "write the daemon's CPU profile (go tool pprof) to this file when it exits")
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd serve [--stdio] [-v]")
 		fmt.Fprintln(env.stderr, "Runs the Dataform language server on stdin/stdout (LSP). Logs go to stderr.")
@@ -72,6 +75,24 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) int {
 		pools := jit.NewPools(popts)
 		defer pools.Close()
 		opts.Backend.NewRunner = daemon.NewPooledWith(pools, daemon.PooledOptions{Engine: *engineName})
+	}
+	if *cpuProfile != "" {
+		// For performance work (docs/performance.md): the daemon's own
+		// CPU, not its workers'.
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(env.stderr, "dfd serve: --cpuprofile: %v\n", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				log.Warn("writing the CPU profile", "err", err)
+			}
+		}()
 	}
 	start := time.Now()
 	code := daemon.Serve(ctx, interruptibleStdin(env.stdin), env.stdout, opts)
