@@ -359,6 +359,13 @@ func FindRequires(src []byte) []Require {
 // a function, a const/let/var, an exports.name assignment or a key of
 // module.exports. It returns the span of the name.
 func FindDefinition(src []byte, name string) (Span, bool) {
+	// Every pattern has the name in it, as written: most lookups (names a
+	// JavaScript loop computes) end here, without compiling six patterns
+	// and scanning the file with each, which was a third of a SQL check
+	// of 3,000 actions.
+	if !bytes.Contains(src, []byte(name)) {
+		return Span{}, false
+	}
 	q := regexp.QuoteMeta(name)
 	for _, pat := range []string{
 		`(?m)\bfunction\s*\*?\s*(` + q + `)\s*\(`,
