@@ -90,6 +90,14 @@ go test -timeout 45m ./...
 log "go test -race"
 CGO_ENABLED=1 go test -race -timeout 45m ./lsp/... ./workspace/... ./jit ./jit/wire ./adapters/cache/... ./daemon/...
 
+# Incremental compiles, fuzzed briefly on both engines: random sequences of
+# edits, each incremental result equal to the full compile's (issue 27).
+# Their kept corpora (testdata/fuzz) ran with go test above; a failure here
+# writes the new input there and fails the suite.
+log "go test -fuzz (incremental compiles, 30 s per engine)"
+go test ./engine -run '^$' -fuzz '^FuzzIncremental$' -fuzztime 30s
+go test ./jit/nodeworker -run '^$' -fuzz '^FuzzNodeIncremental$' -fuzztime 30s
+
 # The release build of linux/amd64 as scripts/release.sh makes it (-trimpath,
 # stripped, version and commit stamped), built a second time from a copy of
 # the tree at another path to show it reproducible; its dfd version, its
