@@ -330,7 +330,7 @@
     for (var i = 0; i < found.length; i++) {
       var a = found[i];
       var p = a !== null && typeof a === "object" ? a.proto : undefined;
-      out += (a && a.constructor && a.constructor.name) + "|" + shape(p && p.target) + "|" + (p && p.hasOutput ? 1 : 0) + "\n";
+      out += kindOf(a) + "|" + shape(p && p.target) + "|" + (p && p.hasOutput ? 1 : 0) + "\n";
     }
     return out;
   }
@@ -501,7 +501,8 @@
     var succ = new Array(n), indeg = new Array(n).fill(0);
     for (i = 0; i < n; i++) {
       var p = protos[i];
-      var deps = (p.constructor && p.constructor.name === "Declaration") || !p.dependencyTargets ? [] : p.dependencyTargets;
+      // (core's skips declarations too; their protos have no dependencies)
+      var deps = !p.dependencyTargets ? [] : p.dependencyTargets;
       if (!Array.isArray(deps)) return false;
       var out = [];
       for (var d = 0; d < deps.length; d++) {
@@ -576,13 +577,26 @@
     return same;
   }
 
+  // kindOf names an action's class. core's bundle is minified, and several
+  // of its classes have the same name: classes are numbered as met.
+  var kinds = new Map(), kindsMet = 0;
+  function kindOf(a) {
+    var c = a !== null && typeof a === "object" ? a.constructor : undefined;
+    var k = kinds.get(c);
+    if (k === undefined) {
+      k = "k" + kindsMet++;
+      kinds.set(c, k);
+    }
+    return k;
+  }
+
   // graphKey says what an action's compile() reads of the others: their
   // kinds and targets (ref resolution), operations' hasOutput.
   function graphKey(s) {
     var parts = [];
     var add = function (a) {
       var p = a.proto || {};
-      parts.push((a.constructor && a.constructor.name) + "|" + JSON.stringify(p.target) + "|" + JSON.stringify(p.canonicalTarget) + "|" + (p.hasOutput ? 1 : 0));
+      parts.push(kindOf(a) + "|" + JSON.stringify(p.target) + "|" + JSON.stringify(p.canonicalTarget) + "|" + (p.hasOutput ? 1 : 0));
     };
     s.actions.forEach(add);
     list(s.tests).forEach(add);

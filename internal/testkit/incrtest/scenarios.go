@@ -115,6 +115,11 @@ func Scenarios() []Scenario {
 			{"definitions/x.sqlx": "config { type: \"table\" }\nselect 3 as v\n"},
 			{"definitions/o.sqlx": "config { type: \"operations\" }\ncreate table ${self()} as select 1 as v\n"},
 			{"definitions/o.sqlx": "config { type: \"operations\", hasOutput: true }\ncreate table ${self()} as select 2 as v\n"},
+			// Another kind with the same target: core's classes are
+			// minified, so kinds are told apart by class, not by name.
+			{"definitions/o.sqlx": "config { type: \"table\" }\nselect 3 as v\n"},
+			{"definitions/o.sqlx": "config { type: \"operations\" }\ncreate table ${self()} as select 4 as v\n"},
+			{"definitions/o.sqlx": "config { type: \"view\" }\nselect 5 as v\n"},
 			{"definitions/y.sqlx": "config { type: \"table\", name: \"x\" }\nselect 2 as v\n"},
 			{"definitions/y.sqlx": "config { type: \"table\" }\nselect 4 as v\n"},
 		},
