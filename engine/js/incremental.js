@@ -47,7 +47,7 @@
     baseline: null, // global names before main()
     broken: "",
     // The graph stage's work per action: action → {proto, errors, threw,
-    // error, deps, readsGraph, bytes, key} of its last compile(), reused
+    // error, deps, readsGraph, sets, bytes, key} of its last compile(), reused
     // for actions of files that did not run again while what it read of
     // the other actions is the same: no target changed (cacheKey), or each
     // lookup it made finds the same actions (deps); never when it read the
@@ -202,6 +202,8 @@
     var file = st.actionFile.get(action);
     if (c !== undefined && file !== st.rerunFile && !c.readsGraph && (st.reuse || depsHold(c))) {
       for (var i = 0; i < c.errors.length; i++) errs.push(c.errors[i]);
+      var m = c.sets.length > 0 ? st.session.actionAssertionMap : null;
+      for (var j = 0; j < c.sets.length; j++) m.set(c.sets[j][0], c.sets[j][1]);
       if (c.threw) throw c.error;
       var copy = clone(c.proto, new Map());
       if (copy !== null && typeof copy === "object") {
@@ -216,7 +218,7 @@
     st.ranFiles.add(file);
     // (session.compile() has made the index of this graph stage by now.)
     watchLookups(indexOf(st.session));
-    var rec = { proto: null, errors: null, threw: false, error: null, deps: st.find === null ? null : [], readsGraph: false, bytes: null, key: "" };
+    var rec = { proto: null, errors: null, threw: false, error: null, deps: st.find === null ? null : [], readsGraph: false, sets: [], bytes: null, key: "" };
     var outer = st.compiling;
     st.compiling = rec;
     try {
@@ -232,6 +234,7 @@
       // What an inner compile() read, the outer one read too.
       if (outer !== null) {
         outer.readsGraph = outer.readsGraph || rec.readsGraph;
+        for (var k = 0; k < rec.sets.length; k++) outer.sets.push(rec.sets[k]);
         if (rec.deps === null) outer.deps = null;
         else if (outer.deps !== null) {
           for (var d = 0; d < rec.deps.length; d++) outer.deps.push(rec.deps[d]);
@@ -257,7 +260,9 @@
   // other read of the session's lists of actions while a compile() runs
   // (user code enumerating dataform.actions, say) marks the action as
   // reading the whole graph: it is compiled again every time.
-  var GRAPH_FIELDS = ["actions", "tests", "indexedActions", "actionAssertionMap"];
+  // (core's Assertion.dependencies() adds to the action-assertion map in
+  // compile(): those additions are recorded and replayed, not reads.)
+  var GRAPH_FIELDS = ["actions", "tests", "indexedActions"];
   function watchGraphReads(s) {
     GRAPH_FIELDS.forEach(function (name) {
       var d = Object.getOwnPropertyDescriptor(s, name);
@@ -637,6 +642,9 @@
     Object.defineProperty(m, "set", {
       value: function (t, v) {
         st.assertionSets.push([t, v, st.current]);
+        // An assertion's compile() adds its refs here (core's
+        // Assertion.dependencies()): a reused result adds them again.
+        if (st.compiling !== null) st.compiling.sets.push([t, v]);
         return set.call(this, t, v);
       },
       writable: true, configurable: true, enumerable: false

@@ -88,6 +88,10 @@ func Scenarios() []Scenario {
 			"definitions/chk.sqlx":   assertion("x"),
 			"definitions/c.sqlx": "config { type: \"view\", dependencies: [{ name: \"x\", includeDependentAssertions: true }] }\n" +
 				"select * from ${ref(\"y\")}\n",
+			// chk's query refs y, which core's compile() of chk adds to
+			// the action-assertion map: d gets chk through it.
+			"definitions/d.sqlx": "config { type: \"view\", dependencies: [{ name: \"y\", includeDependentAssertions: true }] }\n" +
+				"select 1 as v\n",
 		},
 		Steps: []map[string]string{
 			{"definitions/chk.sqlx": assertion("y")},
