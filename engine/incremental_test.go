@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -149,31 +148,13 @@ func TestIncrementalGenerated(t *testing.T) {
 // compile's. Its corpus is testdata/fuzz/FuzzIncremental.
 func FuzzIncremental(f *testing.F) {
 	f.Add(uint64(1), []byte{0, 1, 2, 3, 4})
-	kinds := incrtest.Kinds()
 	f.Fuzz(func(t *testing.T, seed uint64, ops []byte) {
-		if len(ops) > 12 {
-			ops = ops[:12]
-		}
 		root := testenv.ProjectCopy(t, testenv.Fixture("js_api"), testenv.CoreVersion)
 		p, err := incrtest.Load(root, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := newIncrDriver(t, root)
-		check := func(what string) { incrtest.Check(t, d, p.Paths(), what) }
-		check("initial compile")
-		var done []string
-		for _, op := range ops {
-			e, ok, err := p.StepKind(kinds[int(op)%len(kinds)])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok {
-				continue
-			}
-			done = append(done, e.String())
-			check(strings.Join(done, " → "))
-		}
+		incrtest.RunOps(t, p, newIncrDriver(t, root), ops)
 	})
 }
 

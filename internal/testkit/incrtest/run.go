@@ -47,6 +47,30 @@ func Run(t *testing.T, p *Project, c Compiler, steps int) {
 	}
 }
 
+// RunOps is Run for fuzz targets: each byte of ops picks the kind of the
+// next edit (Kinds, modulo; at most 12 edits), and kinds the project has
+// no place for are skipped.
+func RunOps(t *testing.T, p *Project, c Compiler, ops []byte) {
+	t.Helper()
+	if len(ops) > 12 {
+		ops = ops[:12]
+	}
+	kinds := Kinds()
+	Check(t, c, p.Paths(), "initial compile")
+	var done []string
+	for _, op := range ops {
+		e, ok, err := p.StepKind(kinds[int(op)%len(kinds)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			continue
+		}
+		done = append(done, e.String())
+		Check(t, c, p.Paths(), strings.Join(done, " → "))
+	}
+}
+
 // Check compiles paths both ways with c and fails t, naming what was
 // compiled, unless the incremental result is the full compile's byte for
 // byte, errors included. It returns the full compile's result.
