@@ -40,6 +40,11 @@ import (
 // compiles before they are published first.
 const trustAfter = 3
 
+// verifyAfter is how long no newer compile must start before a published
+// incremental result's verification does: the server's default debounce,
+// the gap under which edits count as typing.
+const verifyAfter = 150 * time.Millisecond
+
 // incrementalState is one open project's incremental compiles.
 type incrementalState struct {
 	op *openProject
@@ -142,6 +147,16 @@ func (in *incrementalState) verifyLater(job CompileJob, incr []byte, file string
 	go func() {
 		defer in.wg.Done()
 		defer cancel()
+		// Not while edits keep coming: the next one would cancel it, and
+		// on a small machine a full compile started between keystrokes
+		// takes CPU from the rerun of the next one.
+		t := time.NewTimer(verifyAfter)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
 		full, err := in.op.runner.Compile(ctx, job)
 		if err != nil {
 			return // superseded or failed: the next incremental result is verified
