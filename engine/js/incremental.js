@@ -115,7 +115,7 @@
       var keys = null;
       if (Array.isArray(v)) {
         keys = [v.length];
-      } else if (v !== null && typeof v === "object") {
+      } else if (isObject(v)) {
         keys = [];
         var ks = Object.keys(v);
         if (ks.length <= 500) {
@@ -206,7 +206,7 @@
       for (var j = 0; j < c.sets.length; j++) m.set(c.sets[j][0], c.sets[j][1]);
       if (c.threw) throw c.error;
       var copy = clone(c.proto, new Map());
-      if (copy !== null && typeof copy === "object") {
+      if (isObject(copy)) {
         st.protoFile.set(copy, file);
         st.recOf.set(copy, c);
       }
@@ -231,25 +231,28 @@
       throw e;
     } finally {
       st.compiling = outer;
-      // What an inner compile() read, the outer one read too.
-      if (outer !== null) {
-        outer.readsGraph = outer.readsGraph || rec.readsGraph;
-        for (var k = 0; k < rec.sets.length; k++) outer.sets.push(rec.sets[k]);
-        if (rec.deps === null) outer.deps = null;
-        else if (outer.deps !== null) {
-          for (var d = 0; d < rec.deps.length; d++) outer.deps.push(rec.deps[d]);
-        }
-      }
+      if (outer !== null) inherit(outer, rec);
     }
     rec.proto = clone(out, new Map());
     rec.errors = errs.slice(n);
     st.compiled.set(action, rec);
-    if (out !== null && typeof out === "object") {
+    if (isObject(out)) {
       st.protoFile.set(out, file);
       st.recOf.set(out, rec);
       wrapEncoder(out);
     }
     return out;
+  }
+
+  // inherit adds to the record of an outer compile() what an inner one
+  // (run from it) read and added.
+  function inherit(outer, inner) {
+    outer.readsGraph = outer.readsGraph || inner.readsGraph;
+    for (var i = 0; i < inner.sets.length; i++) outer.sets.push(inner.sets[i]);
+    if (inner.deps === null) outer.deps = null;
+    else if (outer.deps !== null) {
+      for (var j = 0; j < inner.deps.length; j++) outer.deps.push(inner.deps[j]);
+    }
   }
 
   // What an action's compile() reads of the other actions: core's
@@ -334,7 +337,7 @@
     var out = "";
     for (var i = 0; i < found.length; i++) {
       var a = found[i];
-      var p = a !== null && typeof a === "object" ? a.proto : undefined;
+      var p = isObject(a) ? a.proto : undefined;
       out += kindOf(a) + "|" + shape(p && p.target) + "|" + (p && p.hasOutput ? 1 : 0) + "\n";
     }
     return out;
@@ -368,7 +371,7 @@
     wrappedEncoders.add(ctor);
     var orig = ctor.encode;
     ctor.encode = function dfdEncode(m, w) {
-      var rec = st.encoding && m !== null && typeof m === "object" ? st.recOf.get(m) : undefined;
+      var rec = st.encoding && isObject(m) ? st.recOf.get(m) : undefined;
       if (rec === undefined || !w || typeof w._push !== "function") return orig.apply(this, arguments);
       var key = finalKey(m);
       if (rec.bytes === null || rec.key !== key) {
@@ -392,7 +395,7 @@
   function shape(v) {
     if (v === undefined) return "u";
     if (typeof v === "string") return JSON.stringify(v);
-    if (v === null || typeof v !== "object") return typeof v + ":" + String(v);
+    if (!isObject(v)) return typeof v + ":" + String(v);
     var out, i;
     if (Array.isArray(v)) {
       out = "[";
@@ -567,7 +570,7 @@
     var keys = new Map();
     for (var i = 0; i < protos.length; i++) {
       var q = protos[i];
-      var file = q !== null && typeof q === "object" ? st.protoFile.get(q) : undefined;
+      var file = isObject(q) ? st.protoFile.get(q) : undefined;
       if (file === undefined) return false;
       // (In a full compile every file's compile() ran.)
       if (!st.ranFiles.has(file)) continue;
@@ -586,7 +589,7 @@
   // of its classes have the same name: classes are numbered as met.
   var kinds = new Map(), kindsMet = 0;
   function kindOf(a) {
-    var c = a !== null && typeof a === "object" ? a.constructor : undefined;
+    var c = isObject(a) ? a.constructor : undefined;
     var k = kinds.get(c);
     if (k === undefined) {
       k = "k" + kindsMet++;
