@@ -205,7 +205,7 @@
       var m = c.sets.length > 0 ? st.session.actionAssertionMap : null;
       for (var j = 0; j < c.sets.length; j++) m.set(c.sets[j][0], c.sets[j][1]);
       if (c.threw) throw c.error;
-      var copy = clone(c.proto, new Map());
+      var copy = c.frozen ? copyTop(c.proto) : clone(c.proto, new Map());
       if (isObject(copy)) {
         st.protoFile.set(copy, file);
         st.recOf.set(copy, c);
@@ -218,7 +218,7 @@
     st.ranFiles.add(file);
     // (session.compile() has made the index of this graph stage by now.)
     watchLookups(indexOf(st.session));
-    var rec = { proto: null, errors: null, threw: false, error: null, deps: st.find === null ? null : [], readsGraph: false, sets: [], bytes: null, key: "" };
+    var rec = { proto: null, frozen: false, errors: null, threw: false, error: null, deps: st.find === null ? null : [], readsGraph: false, sets: [], bytes: null, key: "" };
     var outer = st.compiling;
     st.compiling = rec;
     try {
@@ -234,6 +234,7 @@
       if (outer !== null) inherit(outer, rec);
     }
     rec.proto = clone(out, new Map());
+    rec.frozen = freezeDeep(rec.proto);
     rec.errors = errs.slice(n);
     st.compiled.set(action, rec);
     if (isObject(out)) {
@@ -392,10 +393,18 @@
   }
   // shape is a value's own enumerable keys and values, deep: what an
   // encoder reads of a target (it writes own fields only).
+  var shapeOfFrozen = new WeakMap();
   function shape(v) {
     if (v === undefined) return "u";
     if (typeof v === "string") return JSON.stringify(v);
     if (!isObject(v)) return typeof v + ":" + String(v);
+    var out = shapeOfFrozen.get(v);
+    if (out !== undefined) return out;
+    out = shapeOf(v);
+    if (frozenDeep.has(v)) shapeOfFrozen.set(v, out);
+    return out;
+  }
+  function shapeOf(v) {
     var out, i;
     if (Array.isArray(v)) {
       out = "[";
@@ -471,10 +480,17 @@
   // duplicates, cycles, a target that is not an object (core's then
   // throws), a chain deep enough that core's recursive search might.
   // targetKey is core's JSONObjectStringifier of a target.
+  // A frozen target is one of a kept compile() result (freezeDeep): its
+  // key is kept with it.
+  var keyOfFrozen = new WeakMap();
   function targetKey(t) {
+    var k = keyOfFrozen.get(t);
+    if (k !== undefined) return k;
     var ks = Object.keys(t).sort(), r = {};
     for (var i = 0; i < ks.length; i++) r[ks[i]] = t[ks[i]];
-    return JSON.stringify(r);
+    k = JSON.stringify(r);
+    if (frozenDeep.has(t)) keyOfFrozen.set(t, k);
+    return k;
   }
   function isObject(v) {
     return v !== null && typeof v === "object";
@@ -724,13 +740,44 @@
     c = Object.create(proto);
     seen.set(v, c);
     var guarded = guardedNames(proto);
-    for (i = 0; i < ks.length; i++) {
-      var k = ks[i];
-      var x = clone(v[k], seen);
-      if (guarded.has(k)) Object.defineProperty(c, k, { value: x, writable: true, enumerable: true, configurable: true });
-      else c[k] = x;
-    }
+    for (i = 0; i < ks.length; i++) put(c, ks[i], clone(v[ks[i]], seen), guarded);
     return c;
+  }
+  function put(c, k, x, guarded) {
+    if (guarded.has(k)) Object.defineProperty(c, k, { value: x, writable: true, enumerable: true, configurable: true });
+    else c[k] = x;
+  }
+
+  // A reused compile() result is a copy of the kept one's top level, over
+  // its nested values: core's graph stage after compile() only assigns
+  // target, dependencyTargets and parentAction of the top level (a deep
+  // copy of every reused result was a seventh of a rerun at 3,000
+  // actions). The kept result's nested values are frozen, so that a core
+  // that wrote into them could not change the kept result unseen: its
+  // bundle is strict code, the write throws, and the rerun fails and
+  // compiles in full. A result with a typed array (which cannot be
+  // frozen) is copied deep, as before.
+  function copyTop(v) {
+    if (!isObject(v)) return v;
+    if (Array.isArray(v)) return v.slice();
+    var proto = Object.getPrototypeOf(v), c = Object.create(proto);
+    var guarded = guardedNames(proto), ks = Object.keys(v);
+    for (var i = 0; i < ks.length; i++) put(c, ks[i], v[ks[i]], guarded);
+    return c;
+  }
+  // freezeDeep freezes v and every object in it, and says whether it
+  // could (false when it holds a typed array).
+  // (frozenDeep: the objects it froze with all in them, whose keys and
+  // shapes can be kept.)
+  var frozenDeep = new WeakSet();
+  function freezeDeep(v) {
+    if (!isObject(v) || Object.isFrozen(v)) return !ArrayBuffer.isView(v);
+    if (ArrayBuffer.isView(v)) return false;
+    Object.freeze(v);
+    var ks = Object.keys(v), ok = true;
+    for (var i = 0; i < ks.length; i++) ok = freezeDeep(v[ks[i]]) && ok;
+    if (ok) frozenDeep.add(v);
+    return ok;
   }
 
   // guardedNames are the names an assignment to an object with prototype

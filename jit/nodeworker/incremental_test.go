@@ -226,9 +226,23 @@ func benchNodeIncremental(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	edited := func(i int) map[string][]byte {
+	sqlEdit := func(i int) map[string][]byte {
 		return map[string][]byte{edit: fmt.Appendf(nil, "%s\n-- %d", orig, i)}
 	}
+	// bench/editor.sh's edit: an unknown config property, added and
+	// removed; the action leaves the graph and comes back, so the targets
+	// change on every edit.
+	broken := bytes.Replace(orig, []byte("config {"), []byte("config {\n  descripton: \"bench\","), 1)
+	if bytes.Equal(broken, orig) {
+		b.Fatalf("%s has no config block", edit)
+	}
+	configEdit := func(i int) map[string][]byte {
+		if i%2 == 1 {
+			return map[string][]byte{edit: broken}
+		}
+		return map[string][]byte{edit: orig}
+	}
+	edited := sqlEdit
 	run := func(b *testing.B, mode engine.Mode, check func(*jit.Result)) {
 		pool := nodeWorkers.NewPool(b, root, jit.PoolOptions{Workers: 1})
 		ctx := context.Background()
@@ -258,12 +272,18 @@ func benchNodeIncremental(b *testing.B, n int) {
 	b.Run("full", func(b *testing.B) {
 		run(b, engine.ModeFull, func(*jit.Result) {})
 	})
+	rerun := func(res *jit.Result) {
+		if o := res.Incremental; o == nil || !o.Rerun || o.File != edit {
+			b.Fatalf("not a rerun of %s: %+v", edit, o)
+		}
+	}
 	b.Run("incremental", func(b *testing.B) {
-		run(b, engine.ModeIncremental, func(res *jit.Result) {
-			if o := res.Incremental; o == nil || !o.Rerun || o.File != edit {
-				b.Fatalf("not a rerun of %s: %+v", edit, o)
-			}
-		})
+		edited = sqlEdit
+		run(b, engine.ModeIncremental, rerun)
+	})
+	b.Run("incremental-config", func(b *testing.B) {
+		edited = configEdit
+		run(b, engine.ModeIncremental, rerun)
 	})
 }
 
@@ -345,6 +365,58 @@ func TestNodeIncrementalUnsafeFiles(t *testing.T) {
 				t.Errorf("edit of %s: rerun %v, reason %q; want a full compile because it %s", incrtest.UnsafeFile, o.Rerun, o.Reason, c.Why)
 			}
 		})
+	}
+}
+
+// A reused compile() result shares its nested values with the kept one,
+// frozen: a core whose graph stage wrote into them (a future one, here
+// core patched to rewrite each target's name in place) must not change
+// the kept result unseen. The write throws, and the edit is compiled in
+// full, its result the full compile's.
+func TestNodeIncrementalFrozenResults(t *testing.T) {
+	needNode(t)
+	root := testenv.WriteProject(t, testenv.CoreVersion, map[string]string{
+		"workflow_settings.yaml": "defaultProject: proj\ndefaultDataset: ds\ndefaultLocation: US\n",
+		"definitions/a.sqlx":     "config { type: \"view\" }\nselect 1 as v\n",
+		"definitions/b.sqlx":     "config { type: \"view\" }\nselect v from ${ref(\"a\")}\n",
+	})
+	bundle := filepath.Join(root, "node_modules", "@dataform", "core", "bundle.js")
+	code, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "fullyQualifyDependencies(e){e.forEach((e=>{"
+	if n := bytes.Count(code, []byte(at)); n != 1 {
+		t.Fatalf("core %s has %d copies of %q, want 1", testenv.CoreVersion, n, at)
+	}
+	code = bytes.Replace(code, []byte(at), []byte(at+"e.target&&(e.target.name=e.target.name);"), 1)
+	if err := os.WriteFile(bundle, code, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"definitions/a.sqlx", "definitions/b.sqlx", "workflow_settings.yaml"}
+	p := nodeWorkers.NewPool(t, root, jit.PoolOptions{Workers: 1})
+	req, err := compile.Request(root, paths, compile.Overrides{}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := p.Compile(ctx, jit.CompileJob{Request: req, Mode: engine.ModeKeep}); err != nil {
+		t.Fatal(err)
+	}
+	edit := map[string][]byte{"definitions/a.sqlx": []byte("config { type: \"view\" }\nselect 2 as v\n")}
+	full, err := p.Compile(ctx, jit.CompileJob{Request: req, Mode: engine.ModeFull, Overlay: edit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Compile(ctx, jit.CompileJob{Request: req, Mode: engine.ModeIncremental, Overlay: edit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := res.Incremental; o == nil || o.Rerun || !strings.Contains(o.Reason, "read only") {
+		t.Errorf("outcome %+v; want a full compile because the write into a frozen target threw", o)
+	}
+	if !bytes.Equal(res.Response, full.Response) {
+		t.Error("the result differs from the full compile's")
 	}
 }
 
