@@ -454,6 +454,16 @@ type Analysis struct {
 	Empty bool
 	// Lineage is, with SetLineage, where each of Columns comes from (lineage.go).
 	Lineage []ColumnLineage
+	// Declared are the variables the statement declared, when it is one
+	// DECLARE: a caller that remembers its analysis declares them again
+	// with Redeclare rather than analysing it again.
+	Declared []Variable
+}
+
+// Variable is a script variable a DECLARE declared.
+type Variable struct {
+	Name string
+	Type Type
 }
 
 // noStatement is reads' why for a text without a statement.

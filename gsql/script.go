@@ -244,13 +244,40 @@ func (c *Catalog) declareVariables(ctx context.Context, stmt string, d declarati
 	if err != nil {
 		return Analysis{Skipped: "dfd cannot model its type (" + err.Error() + ")"}, nil
 	}
+	var declared []Variable
 	for _, name := range d.names {
 		if err := c.addVariable(name, typ, gt); err != nil {
 			return Analysis{}, err
 		}
+		declared = append(declared, Variable{Name: name, Type: typ})
 	}
 	c.stateKey = c.computeStateKey()
-	return Analysis{}, nil
+	return Analysis{Declared: declared}, nil
+}
+
+// Redeclare declares vars as the DECLARE whose analysis said it declared
+// them (Analysis.Declared) did, for a caller that remembered that analysis
+// under the same StateKey: the default is not analysed again. It declares
+// nothing and reports false when one of them is declared already.
+func (c *Catalog) Redeclare(vars []Variable) (bool, error) {
+	gts := make([]googlesql.Googlesql_TypeNode, len(vars))
+	for i, v := range vars {
+		if c.HasVariable(v.Name) {
+			return false, nil
+		}
+		gt, err := c.gsqlType(v.Type)
+		if err != nil {
+			return false, fmt.Errorf("variable %s: %w", v.Name, err)
+		}
+		gts[i] = gt
+	}
+	for i, v := range vars {
+		if err := c.addVariable(v.Name, v.Type, gts[i]); err != nil {
+			return false, err
+		}
+	}
+	c.stateKey = c.computeStateKey()
+	return true, nil
 }
 
 // addVariable declares name, of type gt, for the rest of the script.

@@ -211,3 +211,52 @@ func TestScriptsLeaveNothing(t *testing.T) {
 		t.Errorf("live heap grew from %d KiB to %d KiB over %d scripts", first>>10, last>>10, n)
 	}
 }
+
+// Redeclare makes in another catalog the variables a DECLARE's analysis
+// said it declared, as the DECLARE made them: the same state, and the
+// statements after it typed alike. A name declared already is refused.
+func TestRedeclare(t *testing.T) {
+	ctx := context.Background()
+	stmts := []string{"DECLARE since DEFAULT (SELECT MAX(ordered_at) FROM `proj.sales.orders`)", "DECLARE a, b STRUCT<n INT64, label STRING>"}
+	use := "SELECT since AS s, a.label AS l, b.n AS n"
+	first := testCatalog(t)
+	var declared [][]Variable
+	for _, sql := range stmts {
+		an, err := first.Analyze(ctx, sql)
+		if err != nil || an.Problem != nil || an.Skipped != "" {
+			t.Fatalf("%q: %+v %v", sql, an, err)
+		}
+		declared = append(declared, an.Declared)
+	}
+	if got := len(declared[0]) + len(declared[1]); got != 3 {
+		t.Fatalf("the DECLAREs said they declared %v", declared)
+	}
+	want, err := first.Analyze(ctx, use)
+	if err != nil || want.Problem != nil {
+		t.Fatalf("%q: %+v %v", use, want, err)
+	}
+	second := testCatalog(t)
+	for _, vars := range declared {
+		if ok, err := second.Redeclare(vars); !ok || err != nil {
+			t.Fatalf("Redeclare(%v) = %v, %v", vars, ok, err)
+		}
+	}
+	if second.StateKey() != first.StateKey() {
+		t.Errorf("state %q after Redeclare, %q after the DECLAREs", second.StateKey(), first.StateKey())
+	}
+	got, err := second.Analyze(ctx, use)
+	if err != nil || got.Problem != nil || columnsText(got.Columns) != columnsText(want.Columns) {
+		t.Errorf("after Redeclare %q: %+v %v; after the DECLAREs: %s", use, got, err, columnsText(want.Columns))
+	}
+	if ok, err := second.Redeclare(declared[0]); ok || err != nil {
+		t.Errorf("declaring since twice: %v, %v; want false", ok, err)
+	}
+}
+
+func columnsText(cols []Column) string {
+	var out []string
+	for _, c := range cols {
+		out = append(out, c.Name+" "+c.Type.String())
+	}
+	return strings.Join(out, ", ")
+}

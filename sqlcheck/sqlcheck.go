@@ -168,7 +168,9 @@ type Checker struct {
 	metadataID string
 	warehouse  map[string]*warehouseTable // by lower-case path
 	memo       map[memoKey]*memoEntry
-	gen        int           // checks run; memo entries unused in the last one are dropped
+	verdicts   map[[sha256.Size]byte]*verdictEntry // gsql.Classify's, of the queries
+	sources    map[string]*sourceFile              // by path, as the last check read them
+	gen        int                                 // checks run; what the last one did not use is dropped
 	prev       *gsql.Catalog // the last check's: its temporary functions are carried
 }
 
@@ -195,9 +197,19 @@ type memoEntry struct {
 	gen int
 }
 
+type verdictEntry struct {
+	v   gsql.Verdict
+	gen int
+}
+
 // NewChecker makes a Checker that remembers nothing yet.
 func NewChecker() *Checker {
-	return &Checker{warehouse: map[string]*warehouseTable{}, memo: map[memoKey]*memoEntry{}}
+	return &Checker{
+		warehouse: map[string]*warehouseTable{},
+		memo:      map[memoKey]*memoEntry{},
+		verdicts:  map[[sha256.Size]byte]*verdictEntry{},
+		sources:   map[string]*sourceFile{},
+	}
 }
 
 // Forget drops the warehouse schemas the checker fetched (after the
@@ -231,6 +243,10 @@ func (k *Checker) check(ctx context.Context, g *dataformpb.CompiledGraph, opts O
 	if opts.MetadataID != k.metadataID || opts.Metadata == nil {
 		k.Forget()
 		k.metadataID = opts.MetadataID
+	}
+	if k.verdicts == nil { // (a scratch Checker of a rename's)
+		k.verdicts = map[[sha256.Size]byte]*verdictEntry{}
+		k.sources = map[string]*sourceFile{}
 	}
 	k.gen++
 	defaultProject := g.GetProjectConfig().GetDefaultDatabase()
@@ -279,6 +295,16 @@ func (k *Checker) check(ctx context.Context, g *dataformpb.CompiledGraph, opts O
 	for key, e := range k.memo {
 		if e.gen != k.gen {
 			delete(k.memo, key)
+		}
+	}
+	for key, e := range k.verdicts {
+		if e.gen != k.gen {
+			delete(k.verdicts, key)
+		}
+	}
+	for rel, f := range k.sources {
+		if f.gen != k.gen {
+			delete(k.sources, rel)
 		}
 	}
 	c.res.NotAnalysed = c.blockedList()
@@ -498,14 +524,14 @@ func schemaHash(cols []gsql.Column) string {
 	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
-// memoKey is the key of stmt's analysis now: its text, what earlier
+// memoKey is the key of stmt's analysis: its text, what earlier
 // statements declared, and the schemas of the known tables whose names
 // share a word with it (a table it may read).
-func (c *checker) memoKey(stmt string) memoKey {
+func (c *checker) memoKey(stmt, state string) memoKey {
 	h := sha256.New()
 	h.Write([]byte(stmt))
 	h.Write([]byte{0})
-	h.Write([]byte(c.cat.StateKey()))
+	h.Write([]byte(state))
 	h.Write([]byte{0})
 	var tables []string
 	seen := map[string]bool{}
@@ -817,7 +843,7 @@ func (c *checker) mustBeQuery(a *action, label, sql string) {
 	if a.kind == "operation" || strings.TrimSpace(sql) == "" || (label == "incremental query" && sql == a.query) {
 		return
 	}
-	v := gsql.Classify(c.ctx, sql)
+	v := c.classify(sql)
 	if v.Kind != gsql.Statement {
 		return
 	}
@@ -826,6 +852,23 @@ func (c *checker) mustBeQuery(a *action, label, sql string) {
 	what := map[string]string{"table": "a table", "view": "a view", "incremental": "an incremental table", "assertion": "an assertion"}[a.kind]
 	f.Message = fmt.Sprintf("the SQL of %s must be a query (SELECT or WITH), which Dataform wraps in the statement that builds it: this is a %s (an operation runs any statement)", what, v.Reason)
 	c.res.Findings = append(c.res.Findings, f)
+}
+
+// classify is gsql.Classify, remembered from one check to the next. gsql
+// remembers 4,096 verdicts, the least recently used going first: fewer
+// than the queries of a large project, which each check reads in the same
+// order, so that every one of them missed.
+func (c *checker) classify(sql string) gsql.Verdict {
+	key := sha256.Sum256([]byte(sql))
+	if e := c.k.verdicts[key]; e != nil {
+		e.gen = c.k.gen
+		return e.v
+	}
+	v := gsql.Classify(c.ctx, sql)
+	if c.ctx.Err() == nil { // (a cancelled check's verdict is not one)
+		c.k.verdicts[key] = &verdictEntry{v: v, gen: c.k.gen}
+	}
+	return v
 }
 
 // CodeNotAQuery is the Code of the error on a table's, view's or
@@ -868,11 +911,21 @@ func (c *checker) jitSQL(a *action) bool {
 // lazily: a table a statement reads is added when the statement needs it
 // (an own action's inferred schema, or the warehouse's, fetched then).
 func (c *checker) analyze(sql string) (gsql.Analysis, error) {
-	key := c.memoKey(sql)
-	if e := c.k.memo[key]; e != nil && c.stillValid(e.an) && c.hasLineage(e.an) {
-		e.gen = c.k.gen
-		c.res.Remembered++
-		return e.an, nil
+	if e := c.k.memo[c.memoKey(sql, c.cat.StateKey())]; e != nil && c.stillValid(e.an) && c.hasLineage(e.an) {
+		// A DECLARE's variables are declared again, as its analysis did.
+		redeclared := true
+		if len(e.an.Declared) > 0 {
+			ok, err := c.cat.Redeclare(e.an.Declared)
+			if err != nil {
+				return gsql.Analysis{}, err
+			}
+			redeclared = ok
+		}
+		if redeclared {
+			e.gen = c.k.gen
+			c.res.Remembered++
+			return e.an, nil
+		}
 	}
 	state := c.cat.StateKey()
 	c.res.Ran++
@@ -917,8 +970,14 @@ func (c *checker) analyze(sql string) (gsql.Analysis, error) {
 			break
 		}
 	}
-	if c.cat.StateKey() == state { // it declared nothing: the same analysis next time
-		c.k.memo[c.memoKey(sql)] = &memoEntry{an: an, gen: c.k.gen}
+	// The same analysis next time, if it declared nothing, or only
+	// variables, which Redeclare declares again: at 3,000 actions the
+	// DECLAREs of incremental tables' pre_operations were a quarter of a
+	// check after every edit.
+	// (The key is taken again: the analysis may have fetched the schemas
+	// of tables it reads.)
+	if c.cat.StateKey() == state || len(an.Declared) > 0 {
+		c.k.memo[c.memoKey(sql, state)] = &memoEntry{an: an, gen: c.k.gen}
 	}
 	return an, nil
 }
