@@ -63,7 +63,7 @@
     // file its actions' targets and dependencies as the cycle check last
     // saw them.
     clean: { dups: false, cycles: false },
-    protoFile: new WeakMap(),
+    protoFile: new Map(), // (of this graph stage)
     ranFiles: new Set(),
     seen: { dups: new Map(), cycles: new Map() },
     cacheKey: null,
@@ -73,7 +73,9 @@
     find: null, // the index's own find(), unwrapped
     // The record in compiled of each proto the graph stage's compile()
     // returned (a copy or a fresh result), for wrapEncoder.
-    recOf: new WeakMap(),
+    recOf: new Map(),
+    // What each lookup finds in this graph stage (depsHold), by lookupKey.
+    lookups: new Map(),
     encoding: false, // a rerun's encoding runs
     caching: false, // the graph stage runs, with compiled consulted
     reuse: false, // the entries of compiled are valid in this graph stage
@@ -315,7 +317,7 @@
       var rec = st.compiling;
       if (rec !== null && rec.deps !== null) {
         if (arguments.length !== 1 || this !== indexOf(st.session)) rec.readsGraph = true;
-        else rec.deps.push({ target: clone(target, new Map()), sig: lookupSig(out) });
+        else rec.deps.push({ target: clone(target, new Map()), key: lookupKey(target), sig: lookupSig(out) });
       }
       return out;
     };
@@ -345,13 +347,35 @@
   }
   // depsHold says whether every lookup c's compile() made finds what it
   // found then.
+  // Many actions look the same targets up: what a lookup finds is
+  // computed once per graph stage.
   function depsHold(c) {
     var index = indexOf(st.session);
     if (c.deps === null || !index || typeof st.find !== "function") return false;
     for (var i = 0; i < c.deps.length; i++) {
-      if (lookupSig(st.find.call(index, c.deps[i].target)) !== c.deps[i].sig) return false;
+      var d = c.deps[i];
+      var sig = st.lookups.get(d.key);
+      if (sig === undefined) {
+        sig = lookupSig(st.find.call(index, d.target));
+        st.lookups.set(d.key, sig);
+      }
+      if (sig !== d.sig) return false;
     }
     return true;
+  }
+  // lookupKey tells apart what find() may tell apart: the value, deep,
+  // and the prototype of an object (a protobufjs Target's defaults are
+  // its prototype's).
+  var protoIds = new Map();
+  function lookupKey(v) {
+    if (!isObject(v)) return shape(v);
+    var p = Object.getPrototypeOf(v);
+    var id = protoIds.get(p);
+    if (id === undefined) {
+      id = protoIds.size;
+      protoIds.set(p, id);
+    }
+    return id + "@" + shape(v);
   }
 
   // wrapEncoder wraps the encoder of msg's message type (protobufjs's
@@ -882,6 +906,9 @@
     st.cacheKey = key;
     st.testSet = new Set(list(st.session.tests));
     st.ranFiles = new Set();
+    st.protoFile = new Map();
+    st.recOf = new Map();
+    st.lookups = new Map();
     st.caching = true;
     g.__dfdSkipGraphVerify = st.inRerun;
     var limit = raiseStackLimit();
