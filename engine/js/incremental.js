@@ -640,11 +640,28 @@
 
   // graphKey says what an action's compile() reads of the others: their
   // kinds and targets (ref resolution), operations' hasOutput.
+  // An action's part is kept while its proto, target and canonical
+  // target are the objects it was made from and hasOutput the same: a
+  // rerun restores the protos the last graph stage changed from fresh
+  // copies, and its own file makes new actions. (What that keeps from
+  // being seen, a file writing into another file's action's target in
+  // place, would make a reused compile() result wrong anyway: the
+  // verification's to catch.) At 3,000 actions the key was a tenth of a
+  // rerun.
+  var keyParts = new WeakMap();
   function graphKey(s) {
     var parts = [];
     var add = function (a) {
       var p = a.proto || {};
-      parts.push(kindOf(a) + "|" + JSON.stringify(p.target) + "|" + JSON.stringify(p.canonicalTarget) + "|" + (p.hasOutput ? 1 : 0));
+      var k = keyParts.get(a);
+      if (k === undefined || k.proto !== p || k.target !== p.target || k.canonical !== p.canonicalTarget || k.hasOutput !== p.hasOutput) {
+        k = {
+          proto: p, target: p.target, canonical: p.canonicalTarget, hasOutput: p.hasOutput,
+          part: kindOf(a) + "|" + JSON.stringify(p.target) + "|" + JSON.stringify(p.canonicalTarget) + "|" + (p.hasOutput ? 1 : 0)
+        };
+        keyParts.set(a, k);
+      }
+      parts.push(k.part);
     };
     s.actions.forEach(add);
     list(s.tests).forEach(add);
