@@ -37,3 +37,21 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// EditDistanceWithin gives the distance when it is within the limit, and
+// limit+1 otherwise, on every pair of a set of names and for every limit.
+func TestEditDistanceWithin(t *testing.T) {
+	names := []string{"", "a", "ab", "ba", "abc", "orders", "users", "stg_orders", "stg_ordres", "dim_customers",
+		"dim_custmers", "int_finance_accounts_enriched", "int_finance_account_enriched", "xyzzy"}
+	for _, a := range names {
+		for _, b := range names {
+			d := EditDistance(a, b)
+			for limit := 0; limit <= 12; limit++ {
+				want := min(d, limit+1)
+				if got := EditDistanceWithin(a, b, limit); got != want {
+					t.Errorf("EditDistanceWithin(%q, %q, %d) = %d, want %d", a, b, limit, got, want)
+				}
+			}
+		}
+	}
+}

@@ -47,10 +47,13 @@ func (s *Session) annotate(snap *Snapshot, diags []Diagnostic) []Diagnostic {
 	}
 	snap.index()
 	out := make([]Diagnostic, 0, len(diags))
+	// (An action gone from the graph is unresolved at each of its refs:
+	// the names near it are found once.)
+	near := map[string][]string{}
 	for _, d := range diags {
 		if db, schema, name, ok := source.ParseUnresolved(d.Message); ok {
 			d.Unresolved = &Target{Database: db, Schema: schema, Name: name}
-			d.Fixes = append(append([]Fix(nil), d.Fixes...), s.didYouMean(snap, d, *d.Unresolved)...)
+			d.Fixes = append(append([]Fix(nil), d.Fixes...), s.didYouMean(snap, d, *d.Unresolved, near)...)
 		}
 		out = append(out, d)
 	}
@@ -87,8 +90,9 @@ func usesIn(rel string, d *Document) []source.NameUse {
 }
 
 // didYouMean are fixes that replace the name of a reference to an action
-// that does not exist with the project's closest action names.
-func (s *Session) didYouMean(snap *Snapshot, d Diagnostic, t Target) []Fix {
+// that does not exist with the project's closest action names (near holds
+// those found for each name so far).
+func (s *Session) didYouMean(snap *Snapshot, d Diagnostic, t Target, near map[string][]string) []Fix {
 	p := d.Path
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(snap.Root, filepath.FromSlash(p))
@@ -125,7 +129,12 @@ func (s *Session) didYouMean(snap *Snapshot, d Diagnostic, t Target) []Fix {
 		return nil
 	}
 	var fixes []Fix
-	for _, name := range closestNames(snap, t.Name) {
+	names, ok := near[t.Name]
+	if !ok {
+		names = closestNames(snap, t.Name)
+		near[t.Name] = names
+	}
+	for _, name := range names {
 		var b changeBuilder
 		b.edit(doc, use.Name.Span, name)
 		c, err := b.build()
@@ -161,11 +170,7 @@ func closestNames(snap *Snapshot, name string) []string {
 		if strings.EqualFold(n, name) {
 			dist = 0
 		} else {
-			ln := strings.ToLower(n)
-			if diff := len(ln) - len(lower); diff > limit || -diff > limit {
-				continue // the distance is at least the difference in length
-			}
-			dist = source.EditDistance(lower, ln)
+			dist = source.EditDistanceWithin(lower, strings.ToLower(n), limit)
 		}
 		if dist <= limit {
 			cs = append(cs, cand{n, dist})
