@@ -171,7 +171,7 @@ type Checker struct {
 	verdicts   map[[sha256.Size]byte]*verdictEntry // gsql.Classify's, of the queries
 	sources    map[string]*sourceFile              // by path, as the last check read them
 	gen        int                                 // checks run; what the last one did not use is dropped
-	prev       *gsql.Catalog // the last check's: its temporary functions are carried
+	prev       *gsql.Catalog                       // the last check's: its temporary functions are carried
 }
 
 // warehouseTable is what the metadata source said about a table.

@@ -346,9 +346,8 @@
     return out;
   }
   // depsHold says whether every lookup c's compile() made finds what it
-  // found then.
-  // Many actions look the same targets up: what a lookup finds is
-  // computed once per graph stage.
+  // found then. Many actions look the same targets up: what a lookup
+  // finds is computed once per graph stage.
   function depsHold(c) {
     var index = indexOf(st.session);
     if (c.deps === null || !index || typeof st.find !== "function") return false;
@@ -500,18 +499,19 @@
   // nothing: with no duplicate target or canonical target, core's check
   // reports nothing and keeps every action; with no cycle, core's reports
   // nothing. These find that out with a third of core's work (each target
-  // made into core's key once), and leave anything else to core's:
+  // keyed once, targetKey), and leave anything else to core's:
   // duplicates, cycles, a target that is not an object (core's then
   // throws), a chain deep enough that core's recursive search might.
-  // targetKey is core's JSONObjectStringifier of a target.
-  // A frozen target is one of a kept compile() result (freezeDeep): its
-  // key is kept with it.
-  // Keys are compared, not shown: a target of only string database,
-  // schema and name (the usual one) gets a key of its own, made without
-  // sorting or stringifying (at 10,000 actions the keys of dependencies,
-  // made anew each graph stage, were a twelfth of a rerun). Two such keys
-  // are equal when core's are; and core's key of any other target names a
-  // field or a value such a target lacks, so it equals none of theirs.
+  //
+  // targetKey stands for core's JSONObjectStringifier of a target: two
+  // targets have the same key exactly when core's are the same. Keys are
+  // compared, never shown, so a target of only string database, schema
+  // and name (the usual one) gets a key of its own, made without sorting
+  // or stringifying (at 10,000 actions the keys of dependencies, made
+  // anew each graph stage, were a twelfth of a rerun); core's key of any
+  // other target names a field or a value such a target lacks, so it
+  // equals none of theirs. A frozen target is one of a kept compile()
+  // result (freezeDeep): its key is kept with it.
   var keyOfFrozen = new WeakMap();
   function targetKey(t) {
     var k = keyOfFrozen.get(t);
