@@ -105,6 +105,9 @@ type openProject struct {
 	// incr is the project's incremental compiles (incremental.go).
 	incr incrementalState
 
+	// jitFree remembers the free names of each JiT code (jitfree.go).
+	jitFree jitFreeMemo
+
 	closeOnce sync.Once
 }
 
@@ -280,7 +283,8 @@ func (op *openProject) Compile(ctx context.Context, req workspace.CompileRequest
 	}
 	read := reader(root, req.Overlays)
 	diags := mapErrors(root, op.p.SettingsFile, res.Errors(), read, res.Graph)
-	diags = append(diags, jitFreeNameDiagnostics(root, res.Graph, paths, read)...)
+	diags = append(diags, jitFreeNameDiagnostics(root, res.Graph, paths, read, op.jitFree.names)...)
+	op.jitFree.sweep()
 	diags = append(diags, skippedDiagnostics(root, skipped)...)
 	return &workspace.CompileResult{
 		CoreVersion: op.core.Version,
