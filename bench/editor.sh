@@ -109,7 +109,7 @@ mkdir -p "$(dirname "$out")"
   echo "after $load_after; dfd $commit; \`bench/cmd/genproject -seed $seed -jit\` projects."
   echo
   echo "**Edit → diagnostics, on the defaults** (\`lspbench -mode diagnostics\`): no settings sent (the adaptive debounce,"
-  echo "150 ms or the last compile's time if less; incremental compiles; \`--engine=auto\`: Node.js when node ≥ 20 is"
+  echo "150 ms or half the last compile's time if less; incremental compiles; \`--engine=auto\`: Node.js when node ≥ 20 is"
   echo "installed, unless a multi-megabyte .sqlx makes goja faster), an incremental didChange of one open .sqlx file that"
   echo "adds or removes an unknown config property, until the publishDiagnostics that shows it; \"after a pause\": 300 ms"
   echo "after the previous result; \"typing\": the last of 5 keystrokes 60 ms apart. $runs of each, after 5 untimed edits"

@@ -61,8 +61,8 @@ type Settings struct {
 	// full one. Setting dfd.incremental.
 	Incremental bool
 	// Debounce is the as-you-type delay: while edits come faster than it, the
-	// recompile waits until none came for this long, or for as long as the
-	// project's last compile took when that is less (at least 20 ms); the
+	// recompile waits until none came for this long, or for half as long as
+	// the project's last compile took when that is less (at least 20 ms); the
 	// first edit after a pause compiles at once. 0: the server's default (150
 	// ms). Setting dfd.debounceMs.
 	Debounce time.Duration

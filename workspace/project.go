@@ -340,15 +340,18 @@ func (p *Project) waitQuiet() bool {
 }
 
 // debounce is the delay waitQuiet waits for while edits come: the
-// session's (dfd.debounceMs, else dfd serve --debounce), shortened to what
-// the project's last compile took when that is less, at least
+// session's (dfd.debounceMs, else dfd serve --debounce), shortened to half
+// what the project's last compile took when that is less, at least
 // minDebounce. Waiting is there so that typing does not pay for compiles
 // it supersedes; a compile cheaper than the delay costs less than the
 // wait (an incremental one: tens of milliseconds), and its result is
-// what the user is waiting for.
+// what the user is waiting for. Half, not all of it: the last keystroke
+// of a burst then waits half a compile and its compile rather than two
+// compiles, for some compiles of keystrokes that come after all (at 3,000
+// actions, typing went from 194 to 121 ms, p50 of lspbench's bursts).
 func (p *Project) debounce() time.Duration {
 	d := p.s.debounce()
-	if c := p.lastCompile; c > 0 && c < d {
+	if c := p.lastCompile / 2; c > 0 && c < d {
 		d = max(c, minDebounce)
 	}
 	return d

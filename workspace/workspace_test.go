@@ -352,9 +352,9 @@ func TestAdaptiveDebounce(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		compile time.Duration
-		// typingWaits: the typed edits wait (the delay is the compile's
-		// time, 400 ms); else they compile in about minDebounce, not after
-		// the hour-long delay set.
+		// typingWaits: the typed edits wait (the delay is half the
+		// compile's time, 200 ms); else they compile in about minDebounce,
+		// not after the hour-long delay set.
 		typingWaits bool
 	}{
 		{"slow compiles", 400 * time.Millisecond, true},
@@ -402,7 +402,7 @@ func TestAdaptiveDebounce(t *testing.T) {
 			// The ones typed right after it must wait. Timers never fire
 			// early, so however loaded the machine, no compile of edit 4
 			// or 5 starts in half the delay.
-			time.Sleep(200 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond)
 			b.mu.Lock()
 			started := b.compiled[before:]
 			b.mu.Unlock()
