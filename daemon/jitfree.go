@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dfdtools/dfd/internal/lastuse"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 	"github.com/dfdtools/dfd/source"
 	"github.com/dfdtools/dfd/workspace"
@@ -111,34 +112,27 @@ func writtenAt(text []byte, code string, off int, within []source.Span) []int {
 }
 
 // jitFreeMemo remembers source.JitFreeNames of each JiT code from one
-// compile of a project to the next: parsing every JiT action's code again
-// was 2 ms of each edit at 3,000 actions. What a compile did not ask for
-// is dropped when the next one ends (sweep).
+// compile of a project to the next (each compile is a run): parsing every
+// JiT action's code again was 2 ms of each edit at 3,000 actions.
 type jitFreeMemo struct {
-	mu      sync.Mutex
-	gen     int
-	entries map[string]*jitFreeEntry
+	mu sync.Mutex
+	m  lastuse.Memo[string, jitFreeNames]
 }
 
-type jitFreeEntry struct {
+type jitFreeNames struct {
 	uses []source.FreeName
 	ok   bool
-	gen  int
 }
 
 // names is source.JitFreeNames(code), remembered.
 func (m *jitFreeMemo) names(code string) ([]source.FreeName, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.entries == nil {
-		m.entries = map[string]*jitFreeEntry{}
-	}
-	if e := m.entries[code]; e != nil {
-		e.gen = m.gen
+	if e, ok := m.m.Get(code); ok {
 		return e.uses, e.ok
 	}
 	uses, ok := source.JitFreeNames(code)
-	m.entries[code] = &jitFreeEntry{uses: uses, ok: ok, gen: m.gen}
+	m.m.Put(code, jitFreeNames{uses, ok})
 	return uses, ok
 }
 
@@ -146,10 +140,5 @@ func (m *jitFreeMemo) names(code string) ([]source.FreeName, bool) {
 func (m *jitFreeMemo) sweep() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for code, e := range m.entries {
-		if e.gen != m.gen {
-			delete(m.entries, code)
-		}
-	}
-	m.gen++
+	m.m.EndRun()
 }

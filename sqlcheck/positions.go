@@ -27,7 +27,6 @@ type sourceFile struct {
 	m    *source.Mapper
 	sqlx *source.SQLX
 	defs map[string]int // definition's offsets, by action name
-	gen  int            // the last check of the Checker that read it
 }
 
 // file is the source file rel as the caller's Read gives it. A Checker
@@ -42,7 +41,7 @@ func (c *checker) file(rel string) *sourceFile {
 	var f *sourceFile
 	if text, ok := c.opts.Read(rel); ok {
 		if c.k != nil {
-			if kept := c.k.sources[rel]; kept != nil && bytes.Equal(kept.text, text) {
+			if kept, ok := c.k.sources.Get(rel); ok && bytes.Equal(kept.text, text) {
 				f = kept
 			}
 		}
@@ -51,10 +50,9 @@ func (c *checker) file(rel string) *sourceFile {
 			if strings.HasSuffix(rel, ".sqlx") {
 				f.sqlx = source.ScanSQLX(text)
 			}
-		}
-		if c.k != nil {
-			f.gen = c.k.gen
-			c.k.sources[rel] = f
+			if c.k != nil {
+				c.k.sources.Put(rel, f)
+			}
 		}
 	}
 	c.sources[rel] = f

@@ -129,7 +129,7 @@ func (k *Checker) PlanColumnRename(ctx context.Context, g *dataformpb.CompiledGr
 		return refuse("these actions read it where dfd cannot rename it", dedupePlaces(blocked)...)
 	}
 	run := &renameRun{plan: plan, target: target, table: target.name, dp: dp, stmtEdits: map[*action]map[string]*stmtEdits{}}
-	scratch := &Checker{metadataID: k.metadataID, warehouse: make(map[string]*warehouseTable, len(k.warehouse)), memo: map[memoKey]*memoEntry{}}
+	scratch := &Checker{metadataID: k.metadataID, warehouse: make(map[string]*warehouseTable, len(k.warehouse))}
 	for key, w := range k.warehouse {
 		scratch.warehouse[key] = w
 	}

@@ -93,7 +93,7 @@ func (k *Checker) VerifyColumnRename(ctx context.Context, after *dataformpb.Comp
 		plan.Refused, plan.Places = why, dedupePlaces(places)
 		return plan, nil
 	}
-	scratch := &Checker{metadataID: k.metadataID, warehouse: make(map[string]*warehouseTable, len(k.warehouse)), memo: map[memoKey]*memoEntry{}}
+	scratch := &Checker{metadataID: k.metadataID, warehouse: make(map[string]*warehouseTable, len(k.warehouse))}
 	for key, w := range k.warehouse {
 		scratch.warehouse[key] = w
 	}

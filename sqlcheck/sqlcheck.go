@@ -33,6 +33,7 @@ import (
 
 	"github.com/dfdtools/dfd/adapters"
 	"github.com/dfdtools/dfd/gsql"
+	"github.com/dfdtools/dfd/internal/lastuse"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 )
 
@@ -167,11 +168,13 @@ func Check(ctx context.Context, g *dataformpb.CompiledGraph, opts Options) (*Res
 type Checker struct {
 	metadataID string
 	warehouse  map[string]*warehouseTable // by lower-case path
-	memo       map[memoKey]*memoEntry
-	verdicts   map[[sha256.Size]byte]*verdictEntry // gsql.Classify's, of the queries
-	sources    map[string]*sourceFile              // by path, as the last check read them
-	gen        int                                 // checks run; what the last one did not use is dropped
-	prev       *gsql.Catalog                       // the last check's: its temporary functions are carried
+	// What a check worked out, kept while checks use it (each check is a
+	// run): analyses, gsql.Classify's verdicts on the queries, and the
+	// source files as they were read.
+	memo     lastuse.Memo[memoKey, gsql.Analysis]
+	verdicts lastuse.Memo[[sha256.Size]byte, gsql.Verdict]
+	sources  lastuse.Memo[string, *sourceFile] // by path
+	prev     *gsql.Catalog                     // the last check's: its temporary functions are carried
 }
 
 // warehouseTable is what the metadata source said about a table.
@@ -192,24 +195,9 @@ const (
 
 type memoKey [sha256.Size]byte
 
-type memoEntry struct {
-	an  gsql.Analysis
-	gen int
-}
-
-type verdictEntry struct {
-	v   gsql.Verdict
-	gen int
-}
-
 // NewChecker makes a Checker that remembers nothing yet.
 func NewChecker() *Checker {
-	return &Checker{
-		warehouse: map[string]*warehouseTable{},
-		memo:      map[memoKey]*memoEntry{},
-		verdicts:  map[[sha256.Size]byte]*verdictEntry{},
-		sources:   map[string]*sourceFile{},
-	}
+	return &Checker{warehouse: map[string]*warehouseTable{}}
 }
 
 // Forget drops the warehouse schemas the checker fetched (after the
@@ -223,7 +211,7 @@ type Stats struct{ Remembered, WarehouseTables int }
 
 // Stats counts what the checker remembers.
 func (k *Checker) Stats() Stats {
-	return Stats{Remembered: len(k.memo), WarehouseTables: len(k.warehouse)}
+	return Stats{Remembered: k.memo.Len(), WarehouseTables: len(k.warehouse)}
 }
 
 // Check analyses every statement of g.
@@ -244,11 +232,6 @@ func (k *Checker) check(ctx context.Context, g *dataformpb.CompiledGraph, opts O
 		k.Forget()
 		k.metadataID = opts.MetadataID
 	}
-	if k.verdicts == nil { // (a scratch Checker of a rename's)
-		k.verdicts = map[[sha256.Size]byte]*verdictEntry{}
-		k.sources = map[string]*sourceFile{}
-	}
-	k.gen++
 	defaultProject := g.GetProjectConfig().GetDefaultDatabase()
 	cat, err := gsql.NewCatalog(defaultProject)
 	if err != nil {
@@ -292,21 +275,9 @@ func (k *Checker) check(ctx context.Context, g *dataformpb.CompiledGraph, opts O
 			return nil, err
 		}
 	}
-	for key, e := range k.memo {
-		if e.gen != k.gen {
-			delete(k.memo, key)
-		}
-	}
-	for key, e := range k.verdicts {
-		if e.gen != k.gen {
-			delete(k.verdicts, key)
-		}
-	}
-	for rel, f := range k.sources {
-		if f.gen != k.gen {
-			delete(k.sources, rel)
-		}
-	}
+	k.memo.EndRun()
+	k.verdicts.EndRun()
+	k.sources.EndRun()
 	c.res.NotAnalysed = c.blockedList()
 	sort.SliceStable(c.res.Findings, func(i, j int) bool {
 		a, b := c.res.Findings[i], c.res.Findings[j]
@@ -860,13 +831,12 @@ func (c *checker) mustBeQuery(a *action, label, sql string) {
 // order, so that every one of them missed.
 func (c *checker) classify(sql string) gsql.Verdict {
 	key := sha256.Sum256([]byte(sql))
-	if e := c.k.verdicts[key]; e != nil {
-		e.gen = c.k.gen
-		return e.v
+	if v, ok := c.k.verdicts.Get(key); ok {
+		return v
 	}
 	v := gsql.Classify(c.ctx, sql)
 	if c.ctx.Err() == nil { // (a cancelled check's verdict is not one)
-		c.k.verdicts[key] = &verdictEntry{v: v, gen: c.k.gen}
+		c.k.verdicts.Put(key, v)
 	}
 	return v
 }
@@ -911,20 +881,19 @@ func (c *checker) jitSQL(a *action) bool {
 // lazily: a table a statement reads is added when the statement needs it
 // (an own action's inferred schema, or the warehouse's, fetched then).
 func (c *checker) analyze(sql string) (gsql.Analysis, error) {
-	if e := c.k.memo[c.memoKey(sql, c.cat.StateKey())]; e != nil && c.stillValid(e.an) && c.hasLineage(e.an) {
+	if an, ok := c.k.memo.Get(c.memoKey(sql, c.cat.StateKey())); ok && c.stillValid(an) && c.hasLineage(an) {
 		// A DECLARE's variables are declared again, as its analysis did.
 		redeclared := true
-		if len(e.an.Declared) > 0 {
-			ok, err := c.cat.Redeclare(e.an.Declared)
+		if len(an.Declared) > 0 {
+			ok, err := c.cat.Redeclare(an.Declared)
 			if err != nil {
 				return gsql.Analysis{}, err
 			}
 			redeclared = ok
 		}
 		if redeclared {
-			e.gen = c.k.gen
 			c.res.Remembered++
-			return e.an, nil
+			return an, nil
 		}
 	}
 	state := c.cat.StateKey()
@@ -977,7 +946,7 @@ func (c *checker) analyze(sql string) (gsql.Analysis, error) {
 	// (The key is taken again: the analysis may have fetched the schemas
 	// of tables it reads.)
 	if c.cat.StateKey() == state || len(an.Declared) > 0 {
-		c.k.memo[c.memoKey(sql, state)] = &memoEntry{an: an, gen: c.k.gen}
+		c.k.memo.Put(c.memoKey(sql, state), an)
 	}
 	return an, nil
 }

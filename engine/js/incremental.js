@@ -365,16 +365,8 @@
   // lookupKey tells apart what find() may tell apart: the value, deep,
   // and the prototype of an object (a protobufjs Target's defaults are
   // its prototype's).
-  var protoIds = new Map();
   function lookupKey(v) {
-    if (!isObject(v)) return shape(v);
-    var p = Object.getPrototypeOf(v);
-    var id = protoIds.get(p);
-    if (id === undefined) {
-      id = protoIds.size;
-      protoIds.set(p, id);
-    }
-    return id + "@" + shape(v);
+    return isObject(v) ? kindOf(v) + "@" + shape(v) : shape(v);
   }
 
   // wrapEncoder wraps the encoder of msg's message type (protobufjs's
@@ -649,11 +641,12 @@
     return same;
   }
 
-  // kindOf names an action's class. core's bundle is minified, and several
-  // of its classes have the same name: classes are numbered as met.
+  // kindOf names a value's prototype (an action's class): core's bundle
+  // is minified, and several of its classes have the same name, so
+  // prototypes are numbered as met.
   var kinds = new Map(), kindsMet = 0;
   function kindOf(a) {
-    var c = isObject(a) ? a.constructor : undefined;
+    var c = isObject(a) ? Object.getPrototypeOf(a) : undefined;
     var k = kinds.get(c);
     if (k === undefined) {
       k = "k" + kindsMet++;

@@ -205,10 +205,9 @@ class Chunks {
 const COPY_MAX = 1 << 16;
 function fBytes(num, b, always) {
   if (!always && b.length === 0) return EMPTY;
+  if (!(b instanceof Chunks) && b.length <= COPY_MAX) return Buffer.concat([tag(num, 2), varint(b.length), b]);
   const head = Buffer.concat([tag(num, 2), varint(b.length)]);
-  if (b instanceof Chunks) return new Chunks([head].concat(b.list), head.length + b.length);
-  if (b.length > COPY_MAX) return new Chunks([head, b], head.length + b.length);
-  return Buffer.concat([head, b]);
+  return new Chunks([head].concat(b instanceof Chunks ? b.list : [b]), head.length + b.length);
 }
 // joined is parts one after the other: a Buffer, or Chunks when one of
 // them is.
