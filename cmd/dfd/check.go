@@ -55,6 +55,7 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 	allowUnchecked := fs.Bool("allow-unchecked", false, "exit 0, not 3, when statements could not be checked (BigQuery did not answer, or no metadata): the causes are still printed")
 	costOpts := addCostFlags(fs, "also print each action's bytes processed and cost for one run, from BigQuery's dry runs, and the project's totals")
 	overrides := overrideFlags(fs)
+	eng := addEngineFlags(fs, true)
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd check [DIR] [--metadata FILE | --offline] [--allow-unchecked] [--format text|json|github|sarif] [--fail-on error|warning] [--cost] [compile flags]")
 		fmt.Fprintln(env.stderr, "Compiles the project in DIR (default: the current directory) and analyses every")
@@ -113,6 +114,11 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 		return exitUsage
 	}
 
+	if err := eng.validate(); err != nil {
+		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
+		return 2
+	}
+
 	// GoogleSQL starts (≈150 ms) while the project compiles.
 	gsqlReady := make(chan error, 1)
 	go func() { gsqlReady <- gsql.Init() }()
@@ -128,7 +134,7 @@ func runCheck(ctx context.Context, env *cmdEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
 		return 1
 	}
-	p, res, err := compileDir(ctx, env, dir, compile.Options{Overrides: overrides(), Timeout: d, Log: logTo(env.stderr), MemoryLimit: jit.DefaultMemoryLimit})
+	p, res, err := compileDir(ctx, env, dir, eng.engine, compile.Options{Overrides: overrides(), Timeout: d, Log: logTo(env.stderr), MemoryLimit: eng.limit()})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dfd check: %v\n", err)
 		return 1

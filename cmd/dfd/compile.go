@@ -56,11 +56,7 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 	includeDeps := fs.Bool("output-include-deps", false, "with --output-actions or --output-tags: also print the selected actions' dependencies")
 	includeDependents := fs.Bool("output-include-dependents", false, "with --output-actions or --output-tags: also print the selected actions' dependents (downstream)")
 	showVersion := fs.Bool("version", false, "print dfd's version")
-	engineName := fs.String("engine", engineAuto, "JavaScript engine: goja (in process), node (a Node.js ≥ 20 worker, sandboxed; faster on large projects), "+
-		"or auto (node for projects of "+fmt.Sprint(daemon.DefaultNodeMinFiles)+" source files or more when node is installed, else goja)")
-	memoryLimit := byteSize(jit.DefaultMemoryLimit)
-	fs.Var(&memoryLimit, "memory-limit", "the heap `size` above which the compile fails with an error, as dfd's workers have a ceiling "+
-		"(e.g. 512MiB, 2GiB; 0: none)")
+	eng := addEngineFlags(fs, true)
 	overrides := overrideFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd compile [DIR] [flags]")
@@ -92,12 +88,8 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 			return 2
 		}
 	}
-	if memoryLimit != 0 && memoryLimit < minMemoryLimit {
-		fmt.Fprintf(env.stderr, "dfd compile: --memory-limit: %s is below the smallest ceiling, %s (0: none)\n", memoryLimit, byteSize(minMemoryLimit))
-		return 2
-	}
-	if *engineName != engineGoja && *engineName != engineNode && *engineName != engineAuto {
-		fmt.Fprintf(env.stderr, "dfd compile: --engine: %q is not an engine (goja, node, auto)\n", *engineName)
+	if err := eng.validate(); err != nil {
+		fmt.Fprintf(env.stderr, "dfd compile: %v\n", err)
 		return 2
 	}
 
@@ -133,14 +125,14 @@ func runCompile(ctx context.Context, env *cmdEnv, args []string) int {
 		format = formatDot
 	}
 	sel := outputSelection{actions: outActions.values, tags: outTags.values, includeDeps: *includeDeps, includeDepsOf: *includeDependents}
-	opts := compile.Options{Overrides: o, Timeout: d, Log: logTo(env.stderr), MemoryLimit: int64(memoryLimit)}
+	opts := compile.Options{Overrides: o, Timeout: d, Log: logTo(env.stderr), MemoryLimit: eng.limit()}
 	// compileAndPrint reports whether the graph had compilation errors, and
 	// whether the compile failed altogether (the error is printed).
 	compileAndPrint := func() (hadErrors, failed bool) {
 		if format == formatSummary {
 			out.print("Compiling...\n")
 		}
-		res, err := compileForCLI(ctx, env, dir, opts, *engineName, *verbose)
+		res, err := compileForCLI(ctx, env, dir, opts, eng.engine, *verbose)
 		if err == nil {
 			hadErrors, err = printCompiled(out, res, format, *quiet, sel, interactiveStdout(env))
 		}
@@ -203,6 +195,43 @@ func compileForCLI(ctx context.Context, env *cmdEnv, dir string, opts compile.Op
 // tens of MiB, and nodeworker.HeapFlag gives V8 no less.
 const minMemoryLimit = 64 << 20
 
+// engineFlags are how a command compiles the project: --engine (when the
+// command can compile on either engine) and --memory-limit. Every command
+// that compiles has them: a project too big for the default ceiling on
+// one engine may fit on the other, and the memory error names the flag.
+type engineFlags struct {
+	engine string
+	memory byteSize
+}
+
+// addEngineFlags registers the flags on fs; without choose, the command
+// compiles on goja and has only --memory-limit.
+func addEngineFlags(fs *flag.FlagSet, choose bool) *engineFlags {
+	e := &engineFlags{engine: engineGoja, memory: byteSize(jit.DefaultMemoryLimit)}
+	if choose {
+		e.engine = engineAuto
+		fs.StringVar(&e.engine, "engine", engineAuto, "JavaScript engine: goja (in process), node (a Node.js ≥ 20 worker, sandboxed; faster on large projects), "+
+			"or auto (node for projects of "+fmt.Sprint(daemon.DefaultNodeMinFiles)+" source files or more when node is installed, else goja)")
+	}
+	fs.Var(&e.memory, "memory-limit", "the heap `size` above which the compile fails with an error, as dfd's workers have a ceiling "+
+		"(e.g. 512MiB, 2GiB; 0: none)")
+	return e
+}
+
+// validate checks the flags' values, as a usage error.
+func (e *engineFlags) validate() error {
+	if e.memory != 0 && e.memory < minMemoryLimit {
+		return fmt.Errorf("--memory-limit: %s is below the smallest ceiling, %s (0: none)", e.memory, byteSize(minMemoryLimit))
+	}
+	if e.engine != engineGoja && e.engine != engineNode && e.engine != engineAuto {
+		return fmt.Errorf("--engine: %q is not an engine (goja, node, auto)", e.engine)
+	}
+	return nil
+}
+
+// limit is compile.Options.MemoryLimit.
+func (e *engineFlags) limit() int64 { return int64(e.memory) }
+
 // Engines of `dfd compile --engine`.
 const (
 	engineGoja = daemon.EngineGoja
@@ -211,8 +240,8 @@ const (
 )
 
 // compileDir opens the project in dir, resolves its core and compiles it
-// (on goja).
-func compileDir(ctx context.Context, env *cmdEnv, dir string, opts compile.Options) (*project.Project, *compile.Result, error) {
+// on the engine named by --engine.
+func compileDir(ctx context.Context, env *cmdEnv, dir, engineName string, opts compile.Options) (*project.Project, *compile.Result, error) {
 	p, err := project.Open(dir)
 	if err != nil {
 		return nil, nil, err
@@ -221,7 +250,7 @@ func compileDir(ctx context.Context, env *cmdEnv, dir string, opts compile.Optio
 	if err != nil {
 		return nil, nil, err
 	}
-	res, _, err := compileWith(ctx, env, p, core, opts, engineGoja)
+	res, _, err := compileWith(ctx, env, p, core, opts, engineName)
 	return p, res, err
 }
 

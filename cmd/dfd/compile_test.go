@@ -207,6 +207,75 @@ func TestCompileMemoryLimit(t *testing.T) {
 	}
 }
 
+// Every command that compiles has --engine (or, for diff, whose
+// revisions compile on goja, only --memory-limit): a project over the
+// default ceiling on goja used to make `dfd check` fail with a message
+// naming a flag it did not have. The memory error names the flag each
+// command takes, on either engine.
+func TestCommandsMemoryLimit(t *testing.T) {
+	dir := cliProject(t, map[string]string{
+		"workflow_settings.yaml": testSettings,
+		"definitions/ok.sqlx":    "config { type: 'table' }\nselect 1 as id",
+		"definitions/grow.js":    "const a = [];\nfor (let i = 0; ; i++) a.push({ i, s: 'x' + i });\n",
+	})
+	needNode(t)
+	for _, c := range []struct {
+		cmd  []string
+		engs []string
+	}{
+		{[]string{"check", "--offline", "--allow-unchecked"}, []string{engineGoja, engineNode}},
+		{[]string{"lineage", "--action", "ok", "--offline"}, []string{engineNode}},
+		{[]string{"rows", "--action", "ok"}, []string{engineNode}},
+		{[]string{"jit", "--action", "ok"}, []string{engineNode}},
+	} {
+		for _, eng := range c.engs {
+			t.Run(c.cmd[0]+"/"+eng, func(t *testing.T) {
+				args := append(append([]string{}, c.cmd...), dir, "--engine="+eng, "--memory-limit=256MiB", "--timeout=10m")
+				res := runDFDProcess(t, 2*time.Minute, []string{"DFD_CACHE_DIR=" + t.TempDir()}, args...)
+				if res.code != 1 {
+					t.Errorf("exit status %d, want 1\n%s", res.code, res.stderr)
+				}
+				if !strings.Contains(string(res.stderr), "exceeded the memory limit of 256 MiB") {
+					t.Errorf("stderr does not name the limit:\n%s", res.stderr)
+				}
+			})
+		}
+	}
+	ok := cliProject(t, map[string]string{
+		"workflow_settings.yaml": testSettings,
+		"definitions/ok.sqlx":    "config { type: 'table' }\nselect 1 as id",
+	})
+	// --engine is honoured: node runs (through DFD_NODE) only when chosen.
+	for _, eng := range []string{engineNode, engineGoja} {
+		mark := filepath.Join(t.TempDir(), "ran")
+		wrapper := filepath.Join(t.TempDir(), "node")
+		node, err := exec.LookPath("node")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(wrapper, []byte("#!/bin/sh\ntouch "+mark+"\nexec "+node+" \"$@\"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		res := runDFDProcess(t, 2*time.Minute, []string{"DFD_CACHE_DIR=" + t.TempDir(), "DFD_NODE=" + wrapper},
+			"check", ok, "--offline", "--allow-unchecked", "--engine="+eng)
+		_, statErr := os.Stat(mark)
+		if res.code != 0 || (statErr == nil) != (eng == engineNode) {
+			t.Errorf("check --engine=%s: exit %d, node ran: %v\n%s", eng, res.code, statErr == nil, res.stderr)
+		}
+	}
+	for _, cmd := range [][]string{{"check", "--offline"}, {"lineage", "--action", "ok"}, {"rows", "--action", "ok"}, {"jit", "--action", "ok"}, {"diff", "--project"}} {
+		for _, bad := range []string{"--memory-limit=1MiB", "--engine=v8"} {
+			if cmd[0] == "diff" && bad == "--engine=v8" {
+				continue // diff has no --engine
+			}
+			res := runDFD(t, append(append([]string{}, cmd...), ok, bad)...)
+			if res.code != 2 || !strings.Contains(string(res.stderr), strings.SplitN(bad, "=", 2)[0]) {
+				t.Errorf("%v %s: exit %d, want 2 naming the flag\n%s", cmd, bad, res.code, res.stderr)
+			}
+		}
+	}
+}
+
 // A core whose bundle.js an interrupted install left truncated: dfd compile
 // names the file, says it looks truncated or corrupt and how to reinstall
 // the core, on either engine (V8 alone would say only "SyntaxError"), for

@@ -14,7 +14,6 @@ import (
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/gsql"
 	"github.com/dfdtools/dfd/internal/regfile"
-	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/project"
 	"github.com/dfdtools/dfd/protos/dataformpb"
 	"github.com/dfdtools/dfd/sqlcheck"
@@ -40,6 +39,7 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) int {
 	metadataTimeout := fs.String("metadata-timeout", "", "time allowed for BigQuery's metadata in all, e.g. 20s, 2m (default 60s)")
 	costOpts := addCostFlags(fs, "also dry-run both revisions' actions in BigQuery and report what one run costs at BASE and at HEAD, and the actions whose figure changed")
 	overrides := overrideFlags(fs)
+	eng := addEngineFlags(fs, false) // revisions compile from git's objects, which only goja reads
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd diff [BASE] [HEAD] [--project DIR] [--format text|markdown|json|github] [--fail-on breaking] [--metadata FILE | --offline] [--cost]")
 		fmt.Fprintln(env.stderr, "Compiles the project at two git revisions and analyses both with GoogleSQL against the")
@@ -96,6 +96,9 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) int {
 			return usageErr("--metadata-timeout: %v", err)
 		}
 	}
+	if err := eng.validate(); err != nil {
+		return usageErr("%v", err)
+	}
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(env.stderr, "dfd diff: "+format+"\n", args...)
 		return exitDiffFailed
@@ -139,7 +142,7 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	opts := compile.Options{Overrides: overrides(), Timeout: d, Log: logTo(env.stderr), MemoryLimit: jit.DefaultMemoryLimit}
+	opts := compile.Options{Overrides: overrides(), Timeout: d, Log: logTo(env.stderr), MemoryLimit: eng.limit()}
 
 	// Head first: its graph names the default project the metadata
 	// source needs.

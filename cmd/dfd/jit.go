@@ -46,6 +46,7 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 	maxBytes := fs.Int64("max-bytes-billed", 0, "byte cap for every query the JiT code runs (0: the default, 10 GiB)")
 	unlimited := fs.Bool("unlimited-bytes-billed", false, "run the JiT code's read-only queries with no byte cap at all")
 	overrides := overrideFlags(fs)
+	eng := addEngineFlags(fs, true)
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd jit [DIR] --action NAME [--metadata FILE | --endpoint URL --credentials FILE] [--json] [flags]")
 		fmt.Fprintln(env.stderr, "Compiles the project, then runs one JiT action's jitCode in a dfd worker under")
@@ -82,6 +83,11 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 	}
 
+	if err := eng.validate(); err != nil {
+		fmt.Fprintf(env.stderr, "dfd jit: %v\n", err)
+		return 2
+	}
+
 	// GoogleSQL, which the preview policy asks about every statement, starts
 	// (≈150 ms) while the project compiles.
 	gsqlReady := make(chan struct{})
@@ -89,7 +95,7 @@ func runJit(ctx context.Context, env *cmdEnv, args []string) int {
 	defer func() { <-gsqlReady }()
 
 	// The project's compile gets the ceiling `dfd compile` has by default.
-	proj, res, err := compileDir(ctx, env, dir, compile.Options{Overrides: overrides(), Timeout: compileDeadline, Log: logTo(env.stderr), MemoryLimit: jit.DefaultMemoryLimit})
+	proj, res, err := compileDir(ctx, env, dir, eng.engine, compile.Options{Overrides: overrides(), Timeout: compileDeadline, Log: logTo(env.stderr), MemoryLimit: eng.limit()})
 	if err != nil {
 		fmt.Fprintf(env.stderr, "dfd jit: %v\n", err)
 		return 1

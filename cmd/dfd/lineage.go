@@ -14,7 +14,6 @@ import (
 	"github.com/dfdtools/dfd/compile"
 	"github.com/dfdtools/dfd/gsql"
 	"github.com/dfdtools/dfd/internal/regfile"
-	"github.com/dfdtools/dfd/jit"
 	"github.com/dfdtools/dfd/sqlcheck"
 )
 
@@ -47,6 +46,7 @@ func runLineage(ctx context.Context, env *cmdEnv, args []string) int {
 	noJit := fs.Bool("no-jit", false, "do not run JiT actions' code to analyse the SQL it produces")
 	timeout := fs.String("timeout", "", "time allowed for compilation, e.g. 30s, 2m (default 60s, as the CLI)")
 	overrides := overrideFlags(fs)
+	eng := addEngineFlags(fs, true)
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd lineage [DIR] --action NAME [--column C] [--metadata FILE] [--offline] [--json]")
 		fmt.Fprintln(env.stderr, "Compiles the project in DIR (default: the current directory), analyses its SQL with")
@@ -89,6 +89,11 @@ func runLineage(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 	}
 
+	if err := eng.validate(); err != nil {
+		fmt.Fprintf(env.stderr, "dfd lineage: %v\n", err)
+		return 2
+	}
+
 	// GoogleSQL starts (≈150 ms) while the project compiles.
 	gsqlReady := make(chan error, 1)
 	go func() { gsqlReady <- gsql.Init() }()
@@ -96,7 +101,7 @@ func runLineage(ctx context.Context, env *cmdEnv, args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	_, res, err := compileDir(ctx, env, dir, compile.Options{Overrides: overrides(), Timeout: d, Log: logTo(env.stderr), MemoryLimit: jit.DefaultMemoryLimit})
+	_, res, err := compileDir(ctx, env, dir, eng.engine, compile.Options{Overrides: overrides(), Timeout: d, Log: logTo(env.stderr), MemoryLimit: eng.limit()})
 	if err != nil {
 		return fail("%v", err)
 	}

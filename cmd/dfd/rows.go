@@ -45,6 +45,7 @@ func runRows(ctx context.Context, env *cmdEnv, args []string) int {
 	jitTimeout := fs.String("jit-timeout", "", "deadline of a JiT action's code, run for the SQL it produces (default 30s)")
 	timeout := fs.String("timeout", "", "deadline of the project's compilation (default 60s)")
 	overrides := overrideFlags(fs)
+	eng := addEngineFlags(fs, true)
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: dfd rows [DIR] --action NAME [--table] [--limit N] [--json] [--yes] [flags]")
 		fmt.Fprintln(env.stderr, "Previews an action's data from BigQuery: the rows its query returns now (run under")
@@ -96,13 +97,18 @@ func runRows(ctx context.Context, env *cmdEnv, args []string) int {
 		}
 	}
 
+	if err := eng.validate(); err != nil {
+		fmt.Fprintf(env.stderr, "dfd rows: %v\n", err)
+		return 2
+	}
+
 	// GoogleSQL, which decides what may run, starts while the project
 	// compiles.
 	gsqlReady := make(chan struct{})
 	go func() { defer close(gsqlReady); _ = gsql.Init() }()
 	defer func() { <-gsqlReady }()
 
-	proj, res, err := compileDir(ctx, env, dir, compile.Options{Overrides: overrides(), Timeout: compileDeadline, Log: logTo(env.stderr), MemoryLimit: jit.DefaultMemoryLimit})
+	proj, res, err := compileDir(ctx, env, dir, eng.engine, compile.Options{Overrides: overrides(), Timeout: compileDeadline, Log: logTo(env.stderr), MemoryLimit: eng.limit()})
 	if err != nil {
 		return fail("%v", err)
 	}
