@@ -69,6 +69,8 @@
     cacheKey: null,
     reuseDeps: false, // the entries of compiled whose deps still hold are valid
     compiling: null, // the record of the action whose compile() runs
+    qualifying: null, // the record of the action whose dependencies are qualified
+    stage: 0, // graph stages run
     inResolve: 0, // session.resolve() calls running
     find: null, // the index's own find(), unwrapped
     // The record in compiled of each proto the graph stage's compile()
@@ -314,7 +316,7 @@
     st.find = orig;
     d.value = function dfdFind(target) {
       var out = orig.apply(this, arguments);
-      var rec = st.compiling;
+      var rec = st.compiling !== null ? st.compiling : st.qualifying;
       if (rec !== null && rec.deps !== null) {
         if (arguments.length !== 1 || this !== indexOf(st.session)) rec.readsGraph = true;
         else rec.deps.push({ target: clone(target, new Map()), key: lookupKey(target), sig: lookupSig(out) });
@@ -349,10 +351,13 @@
   // found then. Many actions look the same targets up: what a lookup
   // finds is computed once per graph stage.
   function depsHold(c) {
+    return lookupsHold(c.deps);
+  }
+  function lookupsHold(deps) {
     var index = indexOf(st.session);
-    if (c.deps === null || !index || typeof st.find !== "function") return false;
-    for (var i = 0; i < c.deps.length; i++) {
-      var d = c.deps[i];
+    if (deps === null || !index || typeof st.find !== "function") return false;
+    for (var i = 0; i < deps.length; i++) {
+      var d = deps[i];
       var sig = st.lookups.get(d.key);
       if (sig === undefined) {
         sig = lookupSig(st.find.call(index, d.target));
@@ -461,6 +466,7 @@
       st.clean.dups = st.caching && errs.length === n && chunkSizes(args[0]) === before;
       return out;
     });
+    wrapCheck(p, "fullyQualifyDependencies", qualify);
     wrapCheck(p, "checkCircularity", function (orig, self, args) {
       var errs = st.session.graphErrors.compilationErrors, n = errs.length;
       var same = st.caching && sameInput(st.seen.cycles, args[0], function (q) {
@@ -475,6 +481,61 @@
       st.clean.cycles = st.caching && errs.length === n;
       return out;
     });
+  }
+  // qualify is core's fullyQualifyDependencies: each dependency target of
+  // each action looked up (find), replaced by the found action's target,
+  // and a compile error for one that finds none or several. It runs
+  // core's for one action at a time (core's treats each on its own), in
+  // a full compile too, so that an error's stack has the same frames in
+  // the full compile a rerun is verified against.
+  //
+  // An action whose compile() result is a kept one's copy has that
+  // result's dependencies, target and file: when every lookup finds what
+  // it found the last time, its qualified dependencies and errors are
+  // the last time's, kept with the result (frozen, so that their shapes
+  // and keys are kept too). Within a rerun whose targets are all the last
+  // graph stage's (st.reuse), a lookup finds what it found in that stage.
+  // At 10,000 actions qualifying was a seventh of a rerun, and its fresh
+  // targets made every action's encoding key anew. A dependency with
+  // includeDependentAssertions also reads the action-assertion map: its
+  // action is always qualified anew.
+  function qualify(orig, self, args) {
+    var todo = args[0];
+    if (args.length !== 1 || !Array.isArray(todo)) return orig.apply(self, args);
+    var errs = st.session.graphErrors.compilationErrors;
+    for (var i = 0; i < todo.length; i++) {
+      var e = todo[i];
+      var c = st.caching && isObject(e) ? st.recOf.get(e) : undefined;
+      var kept = c !== undefined && isObject(c.proto) && e.dependencyTargets === c.proto.dependencyTargets &&
+        e.target === c.proto.target && e.fileName === c.proto.fileName;
+      var q = kept ? c.qualified : undefined;
+      if (q !== undefined && st.inRerun && ((st.reuse && q.stage === st.stage - 1) || lookupsHold(q.deps))) {
+        for (var j = 0; j < q.errors.length; j++) errs.push(q.errors[j]);
+        if (q.set) e.dependencyTargets = q.targets;
+        q.stage = st.stage;
+        continue;
+      }
+      var input = e.dependencyTargets, n = errs.length;
+      var rec = kept && !readsAssertions(input) ? { deps: typeof st.find === "function" ? [] : null, readsGraph: false } : null;
+      st.qualifying = rec;
+      try {
+        orig.call(self, [e]);
+      } finally {
+        st.qualifying = null;
+      }
+      if (rec === null || rec.deps === null || rec.readsGraph) continue;
+      var set = e.dependencyTargets !== input;
+      if (set && !freezeDeep(e.dependencyTargets)) continue;
+      c.qualified = { deps: rec.deps, errors: errs.slice(n), set: set, targets: e.dependencyTargets, stage: st.stage };
+    }
+    return undefined;
+  }
+  function readsAssertions(deps) {
+    if (!Array.isArray(deps)) return true;
+    for (var i = 0; i < deps.length; i++) {
+      if (!isObject(deps[i]) || deps[i].includeDependentAssertions) return true;
+    }
+    return false;
   }
   function wrapCheck(p, name, f) {
     var d;
@@ -926,6 +987,7 @@
   }
 
   function dfdGraphStage() {
+    st.stage++;
     var errs = st.session.graphErrors.compilationErrors;
     var n = errs.length;
     var key = graphKey(st.session);
