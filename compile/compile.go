@@ -339,6 +339,20 @@ func appendMessageField(b []byte, num protowire.Number, msg []byte) []byte {
 // Decode reads an encoded dataform.CoreExecutionResponse, as core's main()
 // returns it (in this process or in a dfd worker).
 func Decode(resp []byte) (*Result, error) {
+	graphWire, err := graphBytes(resp)
+	if err != nil {
+		return nil, err
+	}
+	g := &dataformpb.CompiledGraph{}
+	if err := proto.Unmarshal(graphWire, g); err != nil {
+		return nil, fmt.Errorf("decoding the compiled graph: %w", err)
+	}
+	return &Result{Graph: g, GraphWire: graphWire}, nil
+}
+
+// graphBytes returns the encoded CompiledGraph in an encoded
+// CoreExecutionResponse.
+func graphBytes(resp []byte) ([]byte, error) {
 	// CoreExecutionResponse.compile (1) → CompileExecutionResponse.compiled_graph (1).
 	compileMsg, err := lastField(resp, 1)
 	if err != nil {
@@ -348,11 +362,7 @@ func Decode(resp []byte) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decoding core's response: %w", err)
 	}
-	g := &dataformpb.CompiledGraph{}
-	if err := proto.Unmarshal(graphWire, g); err != nil {
-		return nil, fmt.Errorf("decoding the compiled graph: %w", err)
-	}
-	return &Result{Graph: g, GraphWire: graphWire}, nil
+	return graphWire, nil
 }
 
 // lastField returns the bytes of the last occurrence of a length-delimited

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/dfdtools/dfd/compile"
@@ -95,6 +96,7 @@ func NewPooledWith(pools *jit.Pools, opts PooledOptions) RunnerFactory {
 			return nil, err
 		}
 		r := &pooled{p: p, jitPool: jitPool, pool: jitPool, releases: []func(){release}, log: log}
+		r.dec.Verify = os.Getenv("DFD_VERIFY_DECODE") == "1"
 		if engine := compileEngine(pools, p, core, opts, log); engine != EngineGoja {
 			nk := key
 			nk.Engine = engine
@@ -108,11 +110,11 @@ func NewPooledWith(pools *jit.Pools, opts PooledOptions) RunnerFactory {
 			if err != nil {
 				// Node is an accelerator: without it the project still
 				// compiles, on goja.
-				log.Warn("the "+engine+" engine cannot be used; compiling on goja", "project", p.Root, "err", err)
+				log.Warn("the "+engine+" engine cannot be used; compiling on goja", "err", err)
 			} else {
 				r.pool = pool
 				r.releases = append(r.releases, release)
-				log.Info("compiling on the "+engine+" engine", "project", p.Root)
+				log.Info("compiling on the " + engine + " engine")
 			}
 		}
 		prewarm := jitPool.Prewarm
@@ -140,7 +142,7 @@ func compileEngine(pools *jit.Pools, p *project.Project, core *project.Core, opt
 		if err != nil || !PreferNodeWarm(p.Root, paths, core.BundlePath) {
 			return EngineGoja
 		}
-		log.Debug("compiling on Node.js, faster than goja for this project", "project", p.Root, "files", len(paths))
+		log.Debug("compiling on Node.js, faster than goja for this project", "files", len(paths))
 		return EngineNode
 	default:
 		return EngineGoja
@@ -157,6 +159,9 @@ type pooled struct {
 	// last runner of a pool to close ends its workers.
 	releases []func()
 	log      *slog.Logger
+	// dec decodes the project's compiles, sharing unchanged actions'
+	// messages between them (DFD_VERIFY_DECODE=1: checked unwritten).
+	dec compile.Decoder
 }
 
 // Compile implements Runner.
@@ -181,12 +186,12 @@ func (r *pooled) Compile(ctx context.Context, job CompileJob) (*compile.Result, 
 		return nil, err
 	}
 	decodeStart := time.Now()
-	res, err := compile.Decode(out.Response)
+	res, err := r.dec.Decode(out.Response)
 	if err != nil {
 		return nil, err
 	}
 	// Where a compile's time went, for performance work (dfd serve -v).
-	r.log.Debug("compile on a worker", "project", r.p.Root, "mode", job.Mode, "worker", out.Stats.PID,
+	r.log.Debug("compile on a worker", "mode", job.Mode, "worker", out.Stats.PID,
 		"queued", out.Stats.Queued, "run", out.Stats.Run, "total", out.Stats.Total,
 		"decode", time.Since(decodeStart), "bytes", len(out.Response))
 	res.Prepare, res.Run = out.Stats.Prepare, out.Stats.Run

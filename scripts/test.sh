@@ -59,6 +59,9 @@ export DFD_TEST_NVIM
 # (github.com/goccy/go-googlesql, ~100 MB of generated Go that takes minutes
 # to compile on 2 cores): with cgo its packages would be compiled again.
 export CGO_ENABLED=0
+# Every daemon the tests start checks that no compiled graph's shared
+# action messages were written to (compile.Decoder).
+export DFD_VERIFY_DECODE=1
 
 log "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' | grep -v '\.pb\.go$'))
