@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,18 +63,18 @@ type fileReader func(rel string) ([]byte, bool)
 // core could not attribute on the definitions that share it. What core
 // says twice about one place (an unresolvable ref is both "Could not
 // resolve" and "Missing dependency") is said once.
-func mapErrors(root, settingsRel string, errs []*dataformpb.CompilationError, read fileReader, g *dataformpb.CompiledGraph) []workspace.Diagnostic {
+func mapErrors(root, settingsRel string, errs []*dataformpb.CompilationError, read fileReader, actions []*workspace.Action) []workspace.Diagnostic {
 	var out []workspace.Diagnostic
-	actions := actionsOf(g)
+	all := slices.Clip(actions) // (appended to below: the caller's stay as they are)
 	// Core leaves actions whose names collide out of the graph; their
 	// "Duplicate …" errors still say where they are.
 	for _, e := range errs {
 		if t := e.GetActionTarget(); t != nil && duplicateRE.MatchString(e.GetMessage()) {
-			actions = append(actions, &workspace.Action{Target: target(t), CanonicalTarget: target(t), File: path.Clean(filepath.ToSlash(e.GetFileName()))})
+			all = append(all, &workspace.Action{Target: target(t), CanonicalTarget: target(t), File: path.Clean(filepath.ToSlash(e.GetFileName()))})
 		}
 	}
 	for _, e := range errs {
-		if ds := mapGraphError(root, e, read, actions); len(ds) > 0 {
+		if ds := mapGraphError(root, e, read, all); len(ds) > 0 {
 			out = append(out, ds...)
 			continue
 		}
@@ -89,7 +90,10 @@ func mapErrors(root, settingsRel string, errs []*dataformpb.CompilationError, re
 // check reports compilation errors with it, so that the CLI and the
 // editor agree.
 func CompileErrorDiagnostics(root, settingsRel string, errs []*dataformpb.CompilationError, read func(rel string) ([]byte, bool), g *dataformpb.CompiledGraph) []workspace.Diagnostic {
-	return mapErrors(root, settingsRel, errs, read, g)
+	if len(errs) == 0 {
+		return nil
+	}
+	return mapErrors(root, settingsRel, errs, read, actionsOf(g))
 }
 
 type jsPos struct{ line, col int } // 1-based, in the code that ran
