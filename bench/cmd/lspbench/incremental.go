@@ -47,7 +47,20 @@ type incrementalVariant struct {
 	// sampled every 25 ms from the first compile to the end: with
 	// incremental compiles it includes the kept context.
 	PeakRSSKiB int64 `json:"peakRssKiB"`
+	// EditsPeakRSSKiB is the same peak over the edits only (from the
+	// first edit of any daemon): the steady state, without the opening
+	// compile's garbage.
+	EditsPeakRSSKiB int64 `json:"editsPeakRssKiB"`
+	// SettledRSSKiB is the summed RSS once the edits are over and the
+	// daemon is idle (settleTime after the last edit): what the kept
+	// context costs, apart from the collectors' timing.
+	SettledRSSKiB int64 `json:"settledRssKiB"`
 }
+
+// settleTime is how long after the last edit the settled RSS is taken:
+// past a background verification (a full compile, 1.5 s at 3,000
+// actions) and the collectors' next cycles.
+const settleTime = 5 * time.Second
 
 var incrVariants = flag.String("variants", "goja,goja+incremental,node,node+incremental", "-mode incremental: the daemons, comma-separated: an engine (goja, node), +incremental for dfd.incremental")
 
@@ -111,6 +124,17 @@ func runIncremental(ctx context.Context, dfd, root, file string, runs int, debou
 		ds[i] = d
 		res.Variants = append(res.Variants, incrementalVariant{Engine: v.engine, Incremental: v.incremental, OpenMs: ms(open)})
 	}
+	edits := make([]*sampler, len(mems))
+	for i, v := range mems {
+		edits[i] = &sampler{pid: v.pid, stop: make(chan struct{})}
+		memWG.Add(1)
+		go func() { defer memWG.Done(); edits[i].loop() }()
+	}
+	defer func() {
+		for _, m := range edits {
+			close(m.stop)
+		}
+	}()
 	type edit func(d *differ) (time.Duration, error)
 	session := func(what string, untimed int, do edit, record func(i int, t time.Duration)) error {
 		return inBlocks(runs+untimed, len(ds), pause, func(i, e int) error {
@@ -143,10 +167,13 @@ func runIncremental(ctx context.Context, dfd, root, file string, runs int, debou
 			return nil, err
 		}
 	}
+	time.Sleep(settleTime)
 	for i, d := range ds {
 		v := &res.Variants[i]
 		v.AfterPause, v.Typing = percentiles(v.AfterPauseMs), percentiles(v.TypingMs)
 		v.PeakRSSKiB, _ = mems[i].peak()
+		v.EditsPeakRSSKiB, _ = edits[i].peak()
+		v.SettledRSSKiB, _ = treeRSS(mems[i].pid)
 		var st struct {
 			Projects []struct {
 				Incremental json.RawMessage `json:"incremental"`
