@@ -52,15 +52,16 @@ type incrementalVariant struct {
 	// compile's garbage.
 	EditsPeakRSSKiB int64 `json:"editsPeakRssKiB"`
 	// SettledRSSKiB is the summed RSS once the edits are over and the
-	// daemon is idle (settleTime after the last edit): what the kept
+	// daemon is idle (-settle after the last edit): what the kept
 	// context costs, apart from the collectors' timing.
 	SettledRSSKiB int64 `json:"settledRssKiB"`
 }
 
 // settleTime is how long after the last edit the settled RSS is taken:
 // past a background verification (a full compile, 1.5 s at 3,000
-// actions) and the collectors' next cycles.
-const settleTime = 5 * time.Second
+// actions) and, given long enough, V8's memory reducer, which gives an
+// idle worker's heap back after some seconds.
+var settleTime = flag.Duration("settle", 30*time.Second, "-mode incremental: how long after the last edit the settled RSS is sampled")
 
 var incrVariants = flag.String("variants", "goja,goja+incremental,node,node+incremental", "-mode incremental: the daemons, comma-separated: an engine (goja, node), +incremental for dfd.incremental")
 
@@ -167,7 +168,7 @@ func runIncremental(ctx context.Context, dfd, root, file string, runs int, debou
 			return nil, err
 		}
 	}
-	time.Sleep(settleTime)
+	time.Sleep(*settleTime)
 	for i, d := range ds {
 		v := &res.Variants[i]
 		v.AfterPause, v.Typing = percentiles(v.AfterPauseMs), percentiles(v.TypingMs)
