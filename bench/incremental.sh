@@ -75,7 +75,7 @@ mkdir -p "$(dirname "$out")"
   echo "daemon's first edits (it verifies 3 before it trusts a project) are untimed. \"After a pause\": one edit;"
   echo "\"typing\": the last of 5 keystrokes 60 ms apart. $runs of each per daemon; milliseconds, p50 (p95). RSS: the"
   echo "daemon and its workers, summed, sampled every 25 ms: the peak from the first compile, the peak over the edits"
-  echo "(from the first edit), and settled (one sample 5 s after the last edit)."
+  echo "(from the first edit), and settled (one sample 30 s after the last edit, past V8's memory reducer)."
   echo
   echo "| project | engine | incremental | after a pause p50 (p95) | typing p50 (p95) | RSS MiB: peak / edits' peak / settled | incremental state at the end |"
   echo "|---|---|---|---:|---:|---:|---|"
