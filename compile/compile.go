@@ -345,7 +345,7 @@ func Decode(resp []byte) (*Result, error) {
 	}
 	g := &dataformpb.CompiledGraph{}
 	if err := proto.Unmarshal(graphWire, g); err != nil {
-		return nil, fmt.Errorf("decoding the compiled graph: %w", err)
+		return nil, decodeError(err)
 	}
 	return &Result{Graph: g, GraphWire: graphWire}, nil
 }

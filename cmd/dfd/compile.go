@@ -209,7 +209,6 @@ type engineFlags struct {
 func addEngineFlags(fs *flag.FlagSet, choose bool) *engineFlags {
 	e := &engineFlags{engine: engineGoja, memory: byteSize(jit.DefaultMemoryLimit)}
 	if choose {
-		e.engine = engineAuto
 		fs.StringVar(&e.engine, "engine", engineAuto, "JavaScript engine: goja (in process), node (a Node.js ≥ 20 worker, sandboxed; faster on large projects), "+
 			"or auto (node for projects of "+fmt.Sprint(daemon.DefaultNodeMinFiles)+" source files or more when node is installed, else goja)")
 	}

@@ -76,7 +76,7 @@
     // The record in compiled of each proto the graph stage's compile()
     // returned (a copy or a fresh result), for wrapEncoder.
     recOf: new Map(),
-    // What each lookup finds in this graph stage (depsHold), by lookupKey.
+    // What each lookup finds in this graph stage (lookupsHold), by lookupKey.
     lookups: new Map(),
     encoding: false, // a rerun's encoding runs
     caching: false, // the graph stage runs, with compiled consulted
@@ -204,7 +204,7 @@
     // may be another file's: tests are always compiled.
     var c = (st.reuse || st.reuseDeps) && !st.testSet.has(action) ? st.compiled.get(action) : undefined;
     var file = st.actionFile.get(action);
-    if (c !== undefined && file !== st.rerunFile && !c.readsGraph && (st.reuse || depsHold(c))) {
+    if (c !== undefined && file !== st.rerunFile && !c.readsGraph && (st.reuse || lookupsHold(c.deps))) {
       for (var i = 0; i < c.errors.length; i++) errs.push(c.errors[i]);
       var m = c.sets.length > 0 ? st.session.actionAssertionMap : null;
       for (var j = 0; j < c.sets.length; j++) m.set(c.sets[j][0], c.sets[j][1]);
@@ -347,12 +347,9 @@
     }
     return out;
   }
-  // depsHold says whether every lookup c's compile() made finds what it
-  // found then. Many actions look the same targets up: what a lookup
-  // finds is computed once per graph stage.
-  function depsHold(c) {
-    return lookupsHold(c.deps);
-  }
+  // lookupsHold says whether every lookup of deps (a compile()'s, or
+  // qualify's) finds what it found then. Many actions look the same
+  // targets up: what a lookup finds is computed once per graph stage.
   function lookupsHold(deps) {
     var index = indexOf(st.session);
     if (deps === null || !index || typeof st.find !== "function") return false;
@@ -1011,9 +1008,7 @@
     st.cacheKey = key;
     st.testSet = new Set(list(st.session.tests));
     st.ranFiles = new Set();
-    st.protoFile = new Map();
-    st.recOf = new Map();
-    st.lookups = new Map();
+    forgetGraphStage();
     st.caching = true;
     g.__dfdSkipGraphVerify = st.inRerun;
     var limit = raiseStackLimit();
@@ -1047,10 +1042,10 @@
     return graph;
   });
 
-  // forgetGraphStage lets go of what only the graph stage and its
-  // encoding use: held until the next one, the maps kept a full compile's
-  // whole graph alive (a fifth more of the worker's peak at 3,000
-  // actions).
+  // forgetGraphStage lets go of what only a graph stage and its encoding
+  // use (and starts the next one's): held until the next one, the maps
+  // kept a full compile's whole graph alive (a fifth more of the worker's
+  // peak at 3,000 actions).
   function forgetGraphStage() {
     st.protoFile = new Map();
     st.recOf = new Map();

@@ -115,9 +115,7 @@ func runIncremental(ctx context.Context, dfd, root, file string, runs int, debou
 			return nil, err
 		}
 		defer s.close(ctx)
-		mems[i] = &sampler{pid: s.cmd.Process.Pid, stop: make(chan struct{})}
-		memWG.Add(1)
-		go func() { defer memWG.Done(); mems[i].loop() }()
+		mems[i] = startSampler(s.cmd.Process.Pid, &memWG)
 		d, open, err := openDiffer(ctx, s, root, file, true)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.engine, err)
@@ -127,9 +125,7 @@ func runIncremental(ctx context.Context, dfd, root, file string, runs int, debou
 	}
 	edits := make([]*sampler, len(mems))
 	for i, v := range mems {
-		edits[i] = &sampler{pid: v.pid, stop: make(chan struct{})}
-		memWG.Add(1)
-		go func() { defer memWG.Done(); edits[i].loop() }()
+		edits[i] = startSampler(v.pid, &memWG)
 	}
 	defer func() {
 		for _, m := range edits {

@@ -132,10 +132,8 @@ func run(ctx context.Context, dfd, project, edit string, runs int, serveArgs []s
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting dfd serve: %w", err)
 	}
-	mem := &sampler{pid: cmd.Process.Pid, stop: make(chan struct{})}
 	var memWG sync.WaitGroup
-	memWG.Add(1)
-	go func() { defer memWG.Done(); mem.loop() }()
+	mem := startSampler(cmd.Process.Pid, &memWG)
 	defer func() {
 		close(mem.stop)
 		memWG.Wait()
@@ -294,6 +292,15 @@ type sampler struct {
 	mu       sync.Mutex
 	max      int64
 	maxProcs int
+}
+
+// startSampler starts sampling the summed RSS of pid and its
+// descendants, on a goroutine wg waits for once the sampler is stopped.
+func startSampler(pid int, wg *sync.WaitGroup) *sampler {
+	s := &sampler{pid: pid, stop: make(chan struct{})}
+	wg.Add(1)
+	go func() { defer wg.Done(); s.loop() }()
+	return s
 }
 
 func (s *sampler) loop() {
