@@ -21,6 +21,6 @@ func BenchmarkSnapshotIndex(b *testing.B) {
 	}
 	s := &Snapshot{Result: &CompileResult{Actions: actions}}
 	for b.Loop() {
-		s.index()
+		s.buildIndex()
 	}
 }
