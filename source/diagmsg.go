@@ -66,6 +66,35 @@ func EditDistance(a, b string) int {
 	return EditDistanceWithin(a, b, len(a)+len(b))
 }
 
+// histogramDistance is how many bytes a and b differ by when counted
+// without their order: an edit changes it by at most 2 (a substitution
+// takes one byte and adds another, an insertion or a deletion changes one,
+// a transposition none), so half of it is a lower bound of their edit
+// distance, found without the table. Among 10,000 names most are ruled
+// out by it (BenchmarkClosestNames).
+func histogramDistance(a, b string) int {
+	var h [256]int32
+	for i := 0; i < len(a); i++ {
+		h[a[i]]++
+	}
+	for i := 0; i < len(b); i++ {
+		h[b[i]]--
+	}
+	d := 0
+	// Each byte value counted once: its count is cleared once added.
+	for _, s := range [2]string{a, b} {
+		for i := 0; i < len(s); i++ {
+			c := h[s[i]]
+			if c < 0 {
+				c = -c
+			}
+			d += int(c)
+			h[s[i]] = 0
+		}
+	}
+	return d
+}
+
 // EditDistanceWithin is EditDistance when it is at most limit, else
 // limit+1, found without filling the rest of the table once two rows are
 // beyond limit (a cell comes from the row above, the one two above, or its
@@ -73,11 +102,12 @@ func EditDistance(a, b string) int {
 // among 3,000 are found in a tenth of the time.
 func EditDistanceWithin(a, b string, limit int) int {
 	n, m := len(a), len(b)
-	if n-m > limit || m-n > limit {
+	if n-m > limit || m-n > limit || histogramDistance(a, b) > 2*limit {
 		return limit + 1
 	}
 	// Three rows of the table: the transposition looks two rows back.
-	prev2, prev, cur := make([]int, m+1), make([]int, m+1), make([]int, m+1)
+	rows := make([]int, 3*(m+1))
+	prev2, prev, cur := rows[:m+1], rows[m+1:2*(m+1)], rows[2*(m+1):]
 	for j := 0; j <= m; j++ {
 		prev[j] = j
 	}

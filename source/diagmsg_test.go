@@ -55,3 +55,20 @@ func TestEditDistanceWithin(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEditDistanceWithin: the shortcuts (lengths, byte counts, rows past
+// the limit) never change the answer of the whole table.
+func FuzzEditDistanceWithin(f *testing.F) {
+	f.Add("int_finance_accounts_enriched", "int_finance_account_enriched", 3)
+	f.Add("ab", "ba", 0)
+	f.Add("orders", "users", 2)
+	f.Fuzz(func(t *testing.T, a, b string, limit int) {
+		if len(a) > 64 || len(b) > 64 || limit < 0 || limit > 64 {
+			t.Skip()
+		}
+		want := min(EditDistance(a, b), limit+1)
+		if got := EditDistanceWithin(a, b, limit); got != want {
+			t.Errorf("EditDistanceWithin(%q, %q, %d) = %d, want %d", a, b, limit, got, want)
+		}
+	})
+}
