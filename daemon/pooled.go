@@ -181,7 +181,11 @@ func (r *pooled) Compile(ctx context.Context, job CompileJob) (*compile.Result, 
 	if err != nil {
 		return nil, err
 	}
-	out, err := r.pool.Compile(ctx, jit.CompileJob{Request: req, Overlay: job.Overlays, Timeout: timeout, Log: job.Log, Mode: job.Mode})
+	cj := jit.CompileJob{Request: req, Overlay: job.Overlays, Timeout: timeout, Log: job.Log, Mode: job.Mode}
+	if r.pool != r.jitPool {
+		cj.Paths = paths // (a Node.js worker uses their signatures)
+	}
+	out, err := r.pool.Compile(ctx, cj)
 	if err != nil {
 		return nil, err
 	}

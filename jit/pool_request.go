@@ -25,6 +25,12 @@ type CompileJob struct {
 	// Mode is how the compile uses a worker's kept context (see
 	// engine.Mode); the zero value is a plain full compile.
 	Mode engine.Mode
+	// Paths are the project's files of Request (root-relative, slash
+	// separated). With a Mode, the worker gets their stat(2) signatures,
+	// taken as the request goes out (wirepb.DiskState): a Node.js worker
+	// uses them; without them it stats the files itself. (goja's `dfd
+	// worker` does not: leave Paths out for its pools.)
+	Paths []string
 }
 
 // JitJob is the JiT compilation of one action of the pool's project.
@@ -85,9 +91,13 @@ func (p *Pool) Compile(ctx context.Context, job CompileJob) (*Result, error) {
 		affinity = affinityOther
 	}
 	return p.do(ctx, "compile", job.Timeout, job.Log, nil, nil, affinity, func(timeoutMS uint32) *wirepb.Request {
+		var disk *wirepb.DiskState
+		if job.Mode != engine.ModeFull {
+			disk = diskState(p.opts.Root, job.Paths)
+		}
 		return &wirepb.Request{Kind: &wirepb.Request_Compile{Compile: &wirepb.Compile{
 			Request: job.Request, Root: p.opts.Root, Overlay: job.Overlay, TimeoutMs: timeoutMS,
-			Mode: wirepb.CompileMode(job.Mode),
+			Mode: wirepb.CompileMode(job.Mode), Disk: disk,
 		}}}
 	})
 }

@@ -524,12 +524,17 @@ func (*Request_Jit) isRequest_Kind() {}
 
 // Compile runs core's main() on an encoded dataform.CoreExecutionRequest.
 type Compile struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Request       []byte                 `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
-	Root          string                 `protobuf:"bytes,2,opt,name=root,proto3" json:"root,omitempty"`                                                                                 // empty: the worker's root
-	Overlay       map[string][]byte      `protobuf:"bytes,3,rep,name=overlay,proto3" json:"overlay,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // root-relative slash path → unsaved content
-	TimeoutMs     uint32                 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`                                                     // 0: no deadline in the worker
-	Mode          CompileMode            `protobuf:"varint,5,opt,name=mode,proto3,enum=dfd.wire.CompileMode" json:"mode,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Request   []byte                 `protobuf:"bytes,1,opt,name=request,proto3" json:"request,omitempty"`
+	Root      string                 `protobuf:"bytes,2,opt,name=root,proto3" json:"root,omitempty"`                                                                                 // empty: the worker's root
+	Overlay   map[string][]byte      `protobuf:"bytes,3,rep,name=overlay,proto3" json:"overlay,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // root-relative slash path → unsaved content
+	TimeoutMs uint32                 `protobuf:"varint,4,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`                                                     // 0: no deadline in the worker
+	Mode      CompileMode            `protobuf:"varint,5,opt,name=mode,proto3,enum=dfd.wire.CompileMode" json:"mode,omitempty"`
+	// The project's files as the host's stat(2) saw them just before it
+	// sent the request (modes other than COMPILE_FULL): a worker tells the
+	// files a kept context read from changed ones by these instead of a
+	// stat of its own per file. A worker may ignore it.
+	Disk          *DiskState `protobuf:"bytes,6,opt,name=disk,proto3" json:"disk,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -599,6 +604,69 @@ func (x *Compile) GetMode() CompileMode {
 	return CompileMode_COMPILE_FULL
 }
 
+func (x *Compile) GetDisk() *DiskState {
+	if x != nil {
+		return x.Disk
+	}
+	return nil
+}
+
+// DiskState is a stat(2) signature per file, as the Node.js worker's own
+// fileSignature takes it: equal signatures mean the same content, unless
+// the file changed in the two seconds before the stat (git's "racily
+// clean" files), which get none.
+type DiskState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Paths         []byte                 `protobuf:"bytes,1,opt,name=paths,proto3" json:"paths,omitempty"`           // root-relative slash paths, each followed by a NUL byte
+	Signatures    []byte                 `protobuf:"bytes,2,opt,name=signatures,proto3" json:"signatures,omitempty"` // 32 bytes a path, in its order: inode, size, mtime and ctime in ns (little-endian); all zero: none
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiskState) Reset() {
+	*x = DiskState{}
+	mi := &file_wire_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiskState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiskState) ProtoMessage() {}
+
+func (x *DiskState) ProtoReflect() protoreflect.Message {
+	mi := &file_wire_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiskState.ProtoReflect.Descriptor instead.
+func (*DiskState) Descriptor() ([]byte, []int) {
+	return file_wire_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *DiskState) GetPaths() []byte {
+	if x != nil {
+		return x.Paths
+	}
+	return nil
+}
+
+func (x *DiskState) GetSignatures() []byte {
+	if x != nil {
+		return x.Signatures
+	}
+	return nil
+}
+
 // Incremental says how a compile with a mode other than COMPILE_FULL ran.
 type Incremental struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -612,7 +680,7 @@ type Incremental struct {
 
 func (x *Incremental) Reset() {
 	*x = Incremental{}
-	mi := &file_wire_proto_msgTypes[4]
+	mi := &file_wire_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +692,7 @@ func (x *Incremental) String() string {
 func (*Incremental) ProtoMessage() {}
 
 func (x *Incremental) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[4]
+	mi := &file_wire_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +705,7 @@ func (x *Incremental) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incremental.ProtoReflect.Descriptor instead.
 func (*Incremental) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{4}
+	return file_wire_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Incremental) GetRerun() bool {
@@ -687,7 +755,7 @@ type Jit struct {
 
 func (x *Jit) Reset() {
 	*x = Jit{}
-	mi := &file_wire_proto_msgTypes[5]
+	mi := &file_wire_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -699,7 +767,7 @@ func (x *Jit) String() string {
 func (*Jit) ProtoMessage() {}
 
 func (x *Jit) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[5]
+	mi := &file_wire_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -712,7 +780,7 @@ func (x *Jit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Jit.ProtoReflect.Descriptor instead.
 func (*Jit) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{5}
+	return file_wire_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Jit) GetRequest() []byte {
@@ -761,7 +829,7 @@ type PrefetchedCall struct {
 
 func (x *PrefetchedCall) Reset() {
 	*x = PrefetchedCall{}
-	mi := &file_wire_proto_msgTypes[6]
+	mi := &file_wire_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -773,7 +841,7 @@ func (x *PrefetchedCall) String() string {
 func (*PrefetchedCall) ProtoMessage() {}
 
 func (x *PrefetchedCall) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[6]
+	mi := &file_wire_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -786,7 +854,7 @@ func (x *PrefetchedCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrefetchedCall.ProtoReflect.Descriptor instead.
 func (*PrefetchedCall) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{6}
+	return file_wire_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PrefetchedCall) GetMethod() string {
@@ -826,7 +894,7 @@ type Response struct {
 
 func (x *Response) Reset() {
 	*x = Response{}
-	mi := &file_wire_proto_msgTypes[7]
+	mi := &file_wire_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -838,7 +906,7 @@ func (x *Response) String() string {
 func (*Response) ProtoMessage() {}
 
 func (x *Response) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[7]
+	mi := &file_wire_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -851,7 +919,7 @@ func (x *Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Response.ProtoReflect.Descriptor instead.
 func (*Response) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{7}
+	return file_wire_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Response) GetId() uint64 {
@@ -927,7 +995,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -939,7 +1007,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[8]
+	mi := &file_wire_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -952,7 +1020,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{8}
+	return file_wire_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Error) GetCode() Code {
@@ -990,7 +1058,7 @@ type Stats struct {
 
 func (x *Stats) Reset() {
 	*x = Stats{}
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1002,7 +1070,7 @@ func (x *Stats) String() string {
 func (*Stats) ProtoMessage() {}
 
 func (x *Stats) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[9]
+	mi := &file_wire_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1015,7 +1083,7 @@ func (x *Stats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stats.ProtoReflect.Descriptor instead.
 func (*Stats) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{9}
+	return file_wire_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Stats) GetPrepareMicros() int64 {
@@ -1068,7 +1136,7 @@ type Accepted struct {
 
 func (x *Accepted) Reset() {
 	*x = Accepted{}
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1080,7 +1148,7 @@ func (x *Accepted) String() string {
 func (*Accepted) ProtoMessage() {}
 
 func (x *Accepted) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[10]
+	mi := &file_wire_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1093,7 +1161,7 @@ func (x *Accepted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Accepted.ProtoReflect.Descriptor instead.
 func (*Accepted) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{10}
+	return file_wire_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Accepted) GetId() uint64 {
@@ -1114,7 +1182,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1126,7 +1194,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[11]
+	mi := &file_wire_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1139,7 +1207,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{11}
+	return file_wire_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Cancel) GetId() uint64 {
@@ -1167,7 +1235,7 @@ type AdapterCall struct {
 
 func (x *AdapterCall) Reset() {
 	*x = AdapterCall{}
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1247,7 @@ func (x *AdapterCall) String() string {
 func (*AdapterCall) ProtoMessage() {}
 
 func (x *AdapterCall) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[12]
+	mi := &file_wire_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1260,7 @@ func (x *AdapterCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterCall.ProtoReflect.Descriptor instead.
 func (*AdapterCall) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{12}
+	return file_wire_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AdapterCall) GetCallId() uint64 {
@@ -1244,7 +1312,7 @@ type AdapterResult struct {
 
 func (x *AdapterResult) Reset() {
 	*x = AdapterResult{}
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1256,7 +1324,7 @@ func (x *AdapterResult) String() string {
 func (*AdapterResult) ProtoMessage() {}
 
 func (x *AdapterResult) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[13]
+	mi := &file_wire_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1269,7 +1337,7 @@ func (x *AdapterResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterResult.ProtoReflect.Descriptor instead.
 func (*AdapterResult) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{13}
+	return file_wire_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AdapterResult) GetCallId() uint64 {
@@ -1332,7 +1400,7 @@ type Log struct {
 
 func (x *Log) Reset() {
 	*x = Log{}
-	mi := &file_wire_proto_msgTypes[14]
+	mi := &file_wire_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1344,7 +1412,7 @@ func (x *Log) String() string {
 func (*Log) ProtoMessage() {}
 
 func (x *Log) ProtoReflect() protoreflect.Message {
-	mi := &file_wire_proto_msgTypes[14]
+	mi := &file_wire_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1357,7 +1425,7 @@ func (x *Log) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Log.ProtoReflect.Descriptor instead.
 func (*Log) Descriptor() ([]byte, []int) {
-	return file_wire_proto_rawDescGZIP(), []int{14}
+	return file_wire_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Log) GetRequestId() uint64 {
@@ -1411,17 +1479,23 @@ const file_wire_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12-\n" +
 	"\acompile\x18\x02 \x01(\v2\x11.dfd.wire.CompileH\x00R\acompile\x12!\n" +
 	"\x03jit\x18\x03 \x01(\v2\r.dfd.wire.JitH\x00R\x03jitB\x06\n" +
-	"\x04kind\"\xf7\x01\n" +
+	"\x04kind\"\xa0\x02\n" +
 	"\aCompile\x12\x18\n" +
 	"\arequest\x18\x01 \x01(\fR\arequest\x12\x12\n" +
 	"\x04root\x18\x02 \x01(\tR\x04root\x128\n" +
 	"\aoverlay\x18\x03 \x03(\v2\x1e.dfd.wire.Compile.OverlayEntryR\aoverlay\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\x04 \x01(\rR\ttimeoutMs\x12)\n" +
-	"\x04mode\x18\x05 \x01(\x0e2\x15.dfd.wire.CompileModeR\x04mode\x1a:\n" +
+	"\x04mode\x18\x05 \x01(\x0e2\x15.dfd.wire.CompileModeR\x04mode\x12'\n" +
+	"\x04disk\x18\x06 \x01(\v2\x13.dfd.wire.DiskStateR\x04disk\x1a:\n" +
 	"\fOverlayEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"c\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"A\n" +
+	"\tDiskState\x12\x14\n" +
+	"\x05paths\x18\x01 \x01(\fR\x05paths\x12\x1e\n" +
+	"\n" +
+	"signatures\x18\x02 \x01(\fR\n" +
+	"signatures\"c\n" +
 	"\vIncremental\x12\x14\n" +
 	"\x05rerun\x18\x01 \x01(\bR\x05rerun\x12\x12\n" +
 	"\x04file\x18\x02 \x01(\tR\x04file\x12\x12\n" +
@@ -1513,7 +1587,7 @@ func file_wire_proto_rawDescGZIP() []byte {
 }
 
 var file_wire_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_wire_proto_goTypes = []any{
 	(CompileMode)(0),       // 0: dfd.wire.CompileMode
 	(Code)(0),              // 1: dfd.wire.Code
@@ -1521,45 +1595,47 @@ var file_wire_proto_goTypes = []any{
 	(*Hello)(nil),          // 3: dfd.wire.Hello
 	(*Request)(nil),        // 4: dfd.wire.Request
 	(*Compile)(nil),        // 5: dfd.wire.Compile
-	(*Incremental)(nil),    // 6: dfd.wire.Incremental
-	(*Jit)(nil),            // 7: dfd.wire.Jit
-	(*PrefetchedCall)(nil), // 8: dfd.wire.PrefetchedCall
-	(*Response)(nil),       // 9: dfd.wire.Response
-	(*Error)(nil),          // 10: dfd.wire.Error
-	(*Stats)(nil),          // 11: dfd.wire.Stats
-	(*Accepted)(nil),       // 12: dfd.wire.Accepted
-	(*Cancel)(nil),         // 13: dfd.wire.Cancel
-	(*AdapterCall)(nil),    // 14: dfd.wire.AdapterCall
-	(*AdapterResult)(nil),  // 15: dfd.wire.AdapterResult
-	(*Log)(nil),            // 16: dfd.wire.Log
-	nil,                    // 17: dfd.wire.Compile.OverlayEntry
-	nil,                    // 18: dfd.wire.Jit.OverlayEntry
+	(*DiskState)(nil),      // 6: dfd.wire.DiskState
+	(*Incremental)(nil),    // 7: dfd.wire.Incremental
+	(*Jit)(nil),            // 8: dfd.wire.Jit
+	(*PrefetchedCall)(nil), // 9: dfd.wire.PrefetchedCall
+	(*Response)(nil),       // 10: dfd.wire.Response
+	(*Error)(nil),          // 11: dfd.wire.Error
+	(*Stats)(nil),          // 12: dfd.wire.Stats
+	(*Accepted)(nil),       // 13: dfd.wire.Accepted
+	(*Cancel)(nil),         // 14: dfd.wire.Cancel
+	(*AdapterCall)(nil),    // 15: dfd.wire.AdapterCall
+	(*AdapterResult)(nil),  // 16: dfd.wire.AdapterResult
+	(*Log)(nil),            // 17: dfd.wire.Log
+	nil,                    // 18: dfd.wire.Compile.OverlayEntry
+	nil,                    // 19: dfd.wire.Jit.OverlayEntry
 }
 var file_wire_proto_depIdxs = []int32{
 	3,  // 0: dfd.wire.Frame.hello:type_name -> dfd.wire.Hello
 	4,  // 1: dfd.wire.Frame.request:type_name -> dfd.wire.Request
-	9,  // 2: dfd.wire.Frame.response:type_name -> dfd.wire.Response
-	13, // 3: dfd.wire.Frame.cancel:type_name -> dfd.wire.Cancel
-	14, // 4: dfd.wire.Frame.adapter_call:type_name -> dfd.wire.AdapterCall
-	15, // 5: dfd.wire.Frame.adapter_result:type_name -> dfd.wire.AdapterResult
-	16, // 6: dfd.wire.Frame.log:type_name -> dfd.wire.Log
-	12, // 7: dfd.wire.Frame.accepted:type_name -> dfd.wire.Accepted
+	10, // 2: dfd.wire.Frame.response:type_name -> dfd.wire.Response
+	14, // 3: dfd.wire.Frame.cancel:type_name -> dfd.wire.Cancel
+	15, // 4: dfd.wire.Frame.adapter_call:type_name -> dfd.wire.AdapterCall
+	16, // 5: dfd.wire.Frame.adapter_result:type_name -> dfd.wire.AdapterResult
+	17, // 6: dfd.wire.Frame.log:type_name -> dfd.wire.Log
+	13, // 7: dfd.wire.Frame.accepted:type_name -> dfd.wire.Accepted
 	5,  // 8: dfd.wire.Request.compile:type_name -> dfd.wire.Compile
-	7,  // 9: dfd.wire.Request.jit:type_name -> dfd.wire.Jit
-	17, // 10: dfd.wire.Compile.overlay:type_name -> dfd.wire.Compile.OverlayEntry
+	8,  // 9: dfd.wire.Request.jit:type_name -> dfd.wire.Jit
+	18, // 10: dfd.wire.Compile.overlay:type_name -> dfd.wire.Compile.OverlayEntry
 	0,  // 11: dfd.wire.Compile.mode:type_name -> dfd.wire.CompileMode
-	18, // 12: dfd.wire.Jit.overlay:type_name -> dfd.wire.Jit.OverlayEntry
-	8,  // 13: dfd.wire.Jit.prefetched:type_name -> dfd.wire.PrefetchedCall
-	10, // 14: dfd.wire.Response.error:type_name -> dfd.wire.Error
-	11, // 15: dfd.wire.Response.stats:type_name -> dfd.wire.Stats
-	6,  // 16: dfd.wire.Response.incremental:type_name -> dfd.wire.Incremental
-	1,  // 17: dfd.wire.Error.code:type_name -> dfd.wire.Code
-	10, // 18: dfd.wire.AdapterResult.error:type_name -> dfd.wire.Error
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	6,  // 12: dfd.wire.Compile.disk:type_name -> dfd.wire.DiskState
+	19, // 13: dfd.wire.Jit.overlay:type_name -> dfd.wire.Jit.OverlayEntry
+	9,  // 14: dfd.wire.Jit.prefetched:type_name -> dfd.wire.PrefetchedCall
+	11, // 15: dfd.wire.Response.error:type_name -> dfd.wire.Error
+	12, // 16: dfd.wire.Response.stats:type_name -> dfd.wire.Stats
+	7,  // 17: dfd.wire.Response.incremental:type_name -> dfd.wire.Incremental
+	1,  // 18: dfd.wire.Error.code:type_name -> dfd.wire.Code
+	11, // 19: dfd.wire.AdapterResult.error:type_name -> dfd.wire.Error
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_wire_proto_init() }
@@ -1581,11 +1657,11 @@ func file_wire_proto_init() {
 		(*Request_Compile)(nil),
 		(*Request_Jit)(nil),
 	}
-	file_wire_proto_msgTypes[7].OneofWrappers = []any{
+	file_wire_proto_msgTypes[8].OneofWrappers = []any{
 		(*Response_Result)(nil),
 		(*Response_Error)(nil),
 	}
-	file_wire_proto_msgTypes[13].OneofWrappers = []any{
+	file_wire_proto_msgTypes[14].OneofWrappers = []any{
 		(*AdapterResult_Response)(nil),
 		(*AdapterResult_Error)(nil),
 	}
@@ -1595,7 +1671,7 @@ func file_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wire_proto_rawDesc), len(file_wire_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
