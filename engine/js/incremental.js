@@ -319,7 +319,7 @@
       var rec = st.compiling !== null ? st.compiling : st.qualifying;
       if (rec !== null && rec.deps !== null) {
         if (arguments.length !== 1 || this !== indexOf(st.session)) rec.readsGraph = true;
-        else rec.deps.push({ target: clone(target, new Map()), key: lookupKey(target), sig: lookupSig(out) });
+        else rec.deps.push({ target: clone(target, new Map()), key: intern(lookupKey(target)), sig: lookupSig(out) });
       }
       return out;
     };
@@ -339,13 +339,28 @@
   // kinds, targets and whether they have output.
   function lookupSig(found) {
     if (!Array.isArray(found)) return "?" + shape(found);
+    if (found.length === 1) return sigPart(found[0]);
     var out = "";
-    for (var i = 0; i < found.length; i++) {
-      var a = found[i];
-      var p = isObject(a) ? a.proto : undefined;
-      out += kindOf(a) + "|" + shape(p && p.target) + "|" + (p && p.hasOutput ? 1 : 0) + "\n";
-    }
+    for (var i = 0; i < found.length; i++) out += sigPart(found[i]);
     return out;
+  }
+  // sigPart is one found action's part of lookupSig, kept while its
+  // proto and target are the objects it was made from and hasOutput the
+  // same, as graphKey's parts are (a rerun restores from fresh copies
+  // every proto the last graph stage changed). A lookup that finds one
+  // action then finds the same string each graph stage, compared with
+  // the recorded one without reading it: made anew, the findings were
+  // most of what a rerun that removed an action spent on its lookups at
+  // 10,000 actions.
+  var sigParts = new WeakMap();
+  function sigPart(a) {
+    var p = isObject(a) ? a.proto : undefined;
+    var t = p && p.target, out = p && p.hasOutput ? 1 : 0;
+    var k = isObject(a) ? sigParts.get(a) : undefined;
+    if (k !== undefined && k.proto === p && k.target === t && k.out === out) return k.part;
+    var part = kindOf(a) + "|" + shape(t) + "|" + out + "\n";
+    if (isObject(a)) sigParts.set(a, { proto: p, target: t, out: out, part: part });
+    return part;
   }
   // lookupsHold says whether every lookup of deps (a compile()'s, or
   // qualify's) finds what it found then. Many actions look the same
@@ -363,6 +378,16 @@
       if (sig !== d.sig) return false;
     }
     return true;
+  }
+  // intern returns the one string of s's content that dependencies'
+  // lookup keys share: lookupsHold's map lookups of equal keys are then
+  // of the same string, told equal without reading it.
+  var interned = new Map();
+  function intern(s) {
+    var k = interned.get(s);
+    if (k !== undefined) return k;
+    interned.set(s, s);
+    return s;
   }
   // lookupKey tells apart what find() may tell apart: the value, deep,
   // and the prototype of an object (a protobufjs Target's defaults are
