@@ -109,7 +109,7 @@ type openProject struct {
 	jitFree jitFreeMemo
 
 	// files is the project's file list as the last compile found it
-	// (listFiles).
+	// (lastListing).
 	files lastListing
 
 	closeOnce sync.Once
@@ -270,7 +270,7 @@ func (op *openProject) Compile(ctx context.Context, req workspace.CompileRequest
 		err error
 	)
 	for {
-		if walk == nil && listed.err != nil {
+		if listed.err != nil {
 			return nil, listed.err
 		}
 		job = CompileJob{
@@ -294,13 +294,12 @@ func (op *openProject) Compile(ctx context.Context, req workspace.CompileRequest
 		walked := <-walk
 		walk = nil
 		op.files.set(walked)
-		if walked.err != nil || !slices.Equal(walked.paths, listed.paths) {
-			b.log.Debug("the project's files changed while it compiled; compiling again", "project", root)
-			listed = walked
-			continue
-		}
+		same := walked.err == nil && slices.Equal(walked.paths, listed.paths)
 		listed = walked
-		break
+		if same {
+			break
+		}
+		b.log.Debug("the project's files changed while it compiled; compiling again", "project", root)
 	}
 	paths, skipped := job.FilePaths, listed.skipped
 	if err == nil {
@@ -345,8 +344,9 @@ type lastListing struct {
 
 // start returns the list to compile with, and when it is the last one, a
 // channel that gets the walk checking it (nil when the walk was done
-// here: the first compile, or after a walk that failed). The walk's
-// goroutine ends with it; the caller receives from the channel.
+// here: the first compile, or after a walk that failed; only such a
+// listing has an error). The walk's goroutine ends with it; the caller
+// receives from the channel.
 func (l *lastListing) start(p *project.Project) (listing, chan listing) {
 	l.mu.Lock()
 	last := l.last

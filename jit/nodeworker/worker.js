@@ -312,7 +312,7 @@ function decodeJob(buf, m, entry) {
         if (n2 === F.DiskState.paths && w2 === 2) paths = v2;
         else if (n2 === F.DiskState.signatures && w2 === 2) sigs = v2;
       }
-      job.disk = { paths: Buffer.from(paths), sigs: Buffer.from(sigs) };
+      job.disk = { paths, sigs };
     }
   }
   return job;
@@ -598,10 +598,9 @@ function digest(buf) {
 // (no signature: the file is compared by digest). A file changed in the
 // last two seconds gets none: the kernel's clock ticks in milliseconds, and
 // a rewrite of the same size within one tick would keep every field (git's
-// "racily clean" files).
-// The signature is the 32 bytes of wirepb.DiskState's (inode, size,
-// mtime and ctime in nanoseconds, little-endian) as a latin1 string, so
-// that one taken here and one the host took (DiskSignatures) compare.
+// "racily clean" files). Its layout is wirepb.DiskState's, 32 bytes as a
+// latin1 string, so that one taken here and one the host took
+// (DiskSignatures) compare.
 function fileSignature(abs) {
   try {
     const st = fs.statSync(abs, { bigint: true });
@@ -623,9 +622,7 @@ const NO_SIG = "\0".repeat(SIG_SIZE);
 // DiskSignatures are the host's signatures of the project's files
 // (Compile.disk, jit.diskState), taken just before it sent the request:
 // at 10,000 actions a rerun's stat of each of the 6,709 files a kept
-// context read was 17 ms of about 150. The index of the paths is parsed
-// when first needed and kept while the host sends the same paths.
-let diskIndex = { paths: EMPTY, index: null };
+// context read was 17 ms of about 150.
 class DiskSignatures {
   constructor(disk) {
     this.paths = disk.paths;
@@ -636,21 +633,27 @@ class DiskSignatures {
   // host sent none for it (not one of the project's files: the caller
   // stats it).
   signature(rel) {
-    if (this.index === null) {
-      if (diskIndex.index === null || !diskIndex.paths.equals(this.paths)) {
-        const index = new Map();
-        const names = this.paths.toString("utf8").split("\0");
-        // (Each path is followed by a NUL: the last piece is empty.)
-        for (let i = 0; i < names.length - 1; i++) index.set(names[i], i);
-        diskIndex = { paths: this.paths, index };
-      }
-      this.index = diskIndex.index;
-    }
+    if (this.index === null) this.index = pathIndex(this.paths);
     const i = this.index.get(rel);
     if (i === undefined || (i + 1) * SIG_SIZE > this.sigs.length) return undefined;
     const sig = this.sigs.toString("latin1", i * SIG_SIZE, (i + 1) * SIG_SIZE);
     return sig === NO_SIG ? "" : sig;
   }
+}
+
+// pathIndex maps each path of a DiskState's paths (each followed by a
+// NUL) to its position; the last index is kept while the host sends the
+// same paths, so that it is parsed once per file list, not per request.
+let lastPathIndex = { paths: EMPTY, index: null };
+function pathIndex(paths) {
+  if (lastPathIndex.index === null || !lastPathIndex.paths.equals(paths)) {
+    const index = new Map();
+    const names = paths.toString("utf8").split("\0");
+    for (let i = 0; i < names.length - 1; i++) index.set(names[i], i);
+    // (A copy: the frame the paths came in is not kept for them.)
+    lastPathIndex = { paths: Buffer.from(paths), index };
+  }
+  return lastPathIndex.index;
 }
 
 // unchanged says whether file name of files has the content a kept
