@@ -278,9 +278,11 @@ func compileWith(ctx context.Context, env *cmdEnv, p *project.Project, core *pro
 	}
 	auto := engineName == engineAuto
 	if auto {
-		engineName = engineGoja
-		if nodeworker.Available() {
-			engineName = daemon.AutoEngine(p.Root, opts.FilePaths, core.BundlePath)
+		// Whether node is installed is asked only when the choice is node:
+		// running `node --version` is 4 ms of a small project's 0.15 s.
+		engineName = daemon.AutoEngine(p.Root, opts.FilePaths, core.BundlePath)
+		if engineName == engineNode && !nodeworker.Available() {
+			engineName = engineGoja
 		}
 	}
 	start := time.Now()
