@@ -172,6 +172,37 @@ func TestNodeIncrementalOlderCores(t *testing.T) {
 	})
 }
 
+// worker.js's findVerifies finds what a search of the whole text with the
+// same expression finds (up to two matches), on texts that put names, dots
+// and repeats around its literal; TestPatchesSame covers the cores.
+func TestFindVerifiesJS(t *testing.T) {
+	node := needNode(t)
+	s, err := nodeworker.WriteScript(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := `const w = require(process.argv[1]);
+const m = "a.verifyObjectMatchesProto(b.dataform.CompiledGraph,c,d.VerifyProtoErrorBehaviour.SUGGEST_REPORTING_TO_DATAFORM_TEAM)";
+const lit = ".verifyObjectMatchesProto(";
+const whole = /[\w$]+\.verifyObjectMatchesProto\([\w$]+\.dataform\.CompiledGraph,[\w$]+,[\w$]+\.VerifyProtoErrorBehaviour\.SUGGEST_REPORTING_TO_DATAFORM_TEAM\)/g;
+const texts = [m, "x".repeat(300) + m, "q." + m + ";", "$" + m, ";" + m.slice(1), m + ";" + m, m + m + m,
+  m + "x" + m.slice(1), "f" + lit + ")", m.slice(0, -1), "g" + lit + m, "é" + m];
+let bad = 0;
+for (const t of texts) {
+  const got = JSON.stringify(w.findVerifies(t).map((r) => [r.index, r.index + r[0].length]));
+  const want = JSON.stringify([...t.matchAll(whole)].slice(0, 2).map((r) => [r.index, r.index + r[0].length]));
+  if (got !== want) { bad++; console.log(JSON.stringify(t.slice(0, 40)), "got", got, "want", want); }
+}
+console.log(bad ? "FAIL" : "ok " + texts.length);`
+	out, err := exec.Command(node, "-e", js, s).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); got != "ok 12" {
+		t.Errorf("worker.js's findVerifies differs from the whole-text search:\n%s", got)
+	}
+}
+
 // The Node worker patches core's bundle itself (worker.js): the hooks of
 // incremental compiles in main() and the faster target stringifier. Each
 // patch must be the engine's, byte for byte, on every core dfd supports, so
