@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -305,7 +304,7 @@ var concatPatches = []struct{ old, new string }{
 }
 
 // createEscapedStatements: results[last] += piece, for every node.
-var escapedStatementsRE = regexp.MustCompile(`const t=\[""\];return e\.forEach\(\(e=>\{("string"==typeof e\|\|e\.type!==[a-zA-Z_$][\w$]*\.SyntaxTreeNodeType\.SQL_STATEMENT_SEPARATOR)\?t\[t\.length-1\]\+=(function\(e\)\{return"string"==typeof e\?[^{}]*\}\(e\)):t\.push\(""\)\}\)\),t\}`)
+var escapedStatementsRE = mustPrefixedRE(`const t=\[""\];return e\.forEach\(\(e=>\{("string"==typeof e\|\|e\.type!==[a-zA-Z_$][\w$]*\.SyntaxTreeNodeType\.SQL_STATEMENT_SEPARATOR)\?t\[t\.length-1\]\+=(function\(e\)\{return"string"==typeof e\?[^{}]*\}\(e\)):t\.push\(""\)\}\)\),t\}`)
 
 func patchQuadraticConcat(code string) string {
 	// Only patch when every piece of the SyntaxTreeNode rewrite matches
@@ -319,7 +318,7 @@ func patchQuadraticConcat(code string) string {
 		}
 		edits = append(edits, textEdit{i, i + len(p.old), p.new})
 	}
-	for _, m := range escapedStatementsRE.FindAllStringSubmatchIndex(code, -1) {
+	for _, m := range escapedStatementsRE.findAll(code, -1) {
 		edits = append(edits, textEdit{m[0], m[1], string(escapedStatementsRE.ExpandString(nil, escapedStatementsPatched, code, m))})
 	}
 	// The pieces are apart in every core (applyEdits refuses overlaps, and

@@ -44,20 +44,20 @@ func IncrementalSource() string { return incrementalSource }
 // bundle is left as it is and has no incremental compiles.
 var (
 	// definitions/*.sqlx|.js are required one by one, errors recorded.
-	incrLoopRE = regexp.MustCompile(`\.sort\(\)\.forEach\(\(([\w$]+)=>\{try\{([\w$]+)\.nativeRequire\(([\w$]+)\)\}catch\(([\w$]+)\)\{([\w$]+)\.compileError\(([\w$]+),([\w$]+)\)\}\}\)\)`)
+	incrLoopRE = mustPrefixedRE(`\.sort\(\)\.forEach\(\(([\w$]+)=>\{try\{([\w$]+)\.nativeRequire\(([\w$]+)\)\}catch\(([\w$]+)\)\{([\w$]+)\.compileError\(([\w$]+),([\w$]+)\)\}\}\)\)`)
 	// session.compile()'s check of the whole graph against the proto
 	// (found by findVerifies).
 	incrVerifyRE = regexp.MustCompile(`^[\w$]+\.verifyObjectMatchesProto\([\w$]+\.dataform\.CompiledGraph,[\w$]+,[\w$]+\.VerifyProtoErrorBehaviour\.SUGGEST_REPORTING_TO_DATAFORM_TEAM\)`)
-	// the graph stage and the response.
-	incrGraphRE = regexp.MustCompile(`const ([\w$]+)=([\w$]+)\.dataform\.CoreExecutionResponse\.create\(\{compile:\{compiledGraph:([\w$]+)\.compile\(\)\}\}\);`)
+	// the graph stage and the response (found by findGraphs).
+	incrGraphRE = regexp.MustCompile(`^const ([\w$]+)=([\w$]+)\.dataform\.CoreExecutionResponse\.create\(\{compile:\{compiledGraph:([\w$]+)\.compile\(\)\}\}\);`)
 )
 
 // patchIncremental adds the hooks js/incremental.js uses to core's main(),
 // and says whether it could. Without the hooks set (every compile that is
 // not kept) the patched code does what the original does.
 func patchIncremental(code string) (string, bool) {
-	loops := incrLoopRE.FindAllStringSubmatchIndex(code, -1)
-	graphs := incrGraphRE.FindAllStringSubmatchIndex(code, -1)
+	loops := incrLoopRE.findAll(code, 2)
+	graphs := findGraphs(code)
 	verifies := findVerifies(code)
 	if len(loops) != 1 || len(graphs) != 1 || len(verifies) != 1 {
 		return code, false
@@ -88,37 +88,76 @@ func patchIncremental(code string) (string, bool) {
 	return out, out != code
 }
 
-// incrVerifyLit is in every match of incrVerifyRE, right after its first
-// name.
-const incrVerifyLit = ".verifyObjectMatchesProto("
+// Literals in every match of incrVerifyRE and incrGraphRE, right after
+// their first names.
+const (
+	incrVerifyLit = ".verifyObjectMatchesProto("
+	incrGraphLit  = ".dataform.CoreExecutionResponse.create({compile:{compiledGraph:"
+)
 
-// findVerifies is incrVerifyRE's matches in code (without its anchor), as
-// [start, end), stopping at two: enough to tell "exactly once". The
-// expression starts with a name, so searched for over the whole bundle
-// Go's regexp tries it at nearly every byte: 25 ms of a 160 ms cold
-// compile. It is tried only where a match can start: at the start of the
-// name before each occurrence of the literal, which is where the leftmost
-// match containing that occurrence starts, since a name cannot contain
-// the literal's dot.
+// findVerifies and findGraphs are the matches of incrVerifyRE and
+// incrGraphRE in code (without their anchors), stopping at two: enough to
+// tell "exactly once". Both start with names, or a word common in the
+// bundle: searched for over the whole bundle, Go's regexp tries the first
+// at nearly every byte (25 ms of a 160 ms cold compile) and the second at
+// every "const ". They are tried only where a match containing an
+// occurrence of their literal starts (findBefore).
 func findVerifies(code string) [][]int {
+	return findBefore(code, incrVerifyRE, incrVerifyLit, nameStart)
+}
+
+func findGraphs(code string) [][]int {
+	return findBefore(code, incrGraphRE, incrGraphLit, func(code string, i int) int {
+		// const X=Y<lit>
+		y := nameStart(code, i)
+		if y == i || y == 0 || code[y-1] != '=' {
+			return i
+		}
+		x := nameStart(code, y-1)
+		if x == y-1 || !strings.HasSuffix(code[:x], "const ") {
+			return i
+		}
+		return x - len("const ")
+	})
+}
+
+// findBefore returns the matches (submatch indexes, at most two) of the
+// anchored re that start at start(code, i) for an occurrence i of lit,
+// where the leftmost match containing that occurrence would start, or i
+// when none can. As FindAll's, a match starts no earlier than the end of
+// the one before.
+func findBefore(code string, re *regexp.Regexp, lit string, start func(code string, i int) int) [][]int {
 	var out [][]int
+	end := 0 // of the last match: the next starts there or later
 	for from := 0; len(out) < 2; {
-		i := strings.Index(code[from:], incrVerifyLit)
+		i := indexText(code[from:], lit)
 		if i < 0 {
 			break
 		}
 		i += from
-		from = i + len(incrVerifyLit)
-		start := i
-		for start > 0 && isNameByte(code[start-1]) {
-			start--
+		from = i + len(lit)
+		at := max(start(code, i), end)
+		m := re.FindStringSubmatchIndex(code[at:])
+		if m == nil {
+			continue
 		}
-		if m := incrVerifyRE.FindStringIndex(code[start:]); m != nil {
-			out = append(out, []int{start, start + m[1]})
-			from = start + m[1]
+		for k, v := range m {
+			if v >= 0 {
+				m[k] = at + v
+			}
 		}
+		out = append(out, m)
+		from, end = m[1], m[1]
 	}
 	return out
+}
+
+// nameStart is where the name that ends at i starts (i when none does).
+func nameStart(code string, i int) int {
+	for i > 0 && isNameByte(code[i-1]) {
+		i--
+	}
+	return i
 }
 
 // isNameByte is [\w$] of Go's regexp: a byte of a minified name.

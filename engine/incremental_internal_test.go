@@ -37,51 +37,76 @@ func TestIncrementalPatchesApply(t *testing.T) {
 	}
 }
 
-// findVerifies finds what the whole-text search of incrVerifyRE (without
-// its anchor) finds, up to two matches: in every core's bundle and in
-// texts that put names, dots and repeats around the literal.
-func TestFindVerifiesMatchesRegexp(t *testing.T) {
-	const m = `a.verifyObjectMatchesProto(b.dataform.CompiledGraph,c,d.VerifyProtoErrorBehaviour.SUGGEST_REPORTING_TO_DATAFORM_TEAM)`
-	texts := map[string]string{
-		"alone":           m,
-		"long name":       strings.Repeat("x", 300) + m,
-		"after a dot":     "q." + m + ";",
-		"dollar names":    "$" + m,
-		"no name":         ";" + m[1:],
-		"twice":           m + ";" + m,
-		"three times":     m + m + m,
-		"back to back":    m + "x" + m[1:],
-		"literal only":    "f" + incrVerifyLit + ")",
-		"cut short":       m[:len(m)-1],
-		"literal then it": "g" + incrVerifyLit + m,
-	}
+// findVerifies and findGraphs find what the whole-text search of their
+// expressions (without the anchor) finds, up to two matches: in every
+// core's bundle and in texts that put names, dots and repeats around a
+// match.
+func TestFindBeforeMatchesRegexp(t *testing.T) {
+	cores := map[string]string{}
 	for _, v := range []string{"3.0.62", "3.0.59", "3.0.52"} {
 		b, err := os.ReadFile(testenv.CoreDir(t, v) + "/bundle.js")
 		if err != nil {
 			t.Fatal(err)
 		}
-		texts["core "+v] = string(b)
+		cores["core "+v] = string(b)
 	}
-	whole := regexp.MustCompile(strings.TrimPrefix(incrVerifyRE.String(), "^"))
-	for name, text := range texts {
-		t.Run(name, func(t *testing.T) {
-			want := whole.FindAllStringIndex(text, 2)
-			if got := findVerifies(text); !reflect.DeepEqual(got, want) {
-				t.Errorf("findVerifies = %v, the whole-text search %v", got, want)
-			}
-		})
+	for _, f := range findBeforeCases {
+		texts := map[string]string{
+			"alone":         f.match,
+			"long name":     strings.Repeat("x", 300) + f.match,
+			"after a dot":   "q." + f.match + ";",
+			"dollar names":  "$" + f.match,
+			"twice":         f.match + ";" + f.match,
+			"three times":   f.match + f.match + f.match,
+			"back to back":  f.match + "x" + f.match[1:],
+			"literal only":  "f" + f.lit + ")",
+			"cut short":     f.match[:len(f.match)-1],
+			"literal first": "g" + f.lit + f.match,
+			"no first name": strings.Replace(f.match, "a"+f.lit, f.lit, 1),
+			"names joined":  strings.Replace(f.match, "=", "", 1),
+			"constant":      strings.Replace(f.match, "const ", "xconst ", 1),
+		}
+		for name, text := range cores {
+			texts[name] = text
+		}
+		whole := regexp.MustCompile(strings.TrimPrefix(f.re.String(), "^"))
+		for name, text := range texts {
+			t.Run(f.name+"/"+name, func(t *testing.T) {
+				want := whole.FindAllStringSubmatchIndex(text, 2)
+				if got := f.find(text); !reflect.DeepEqual(got, want) {
+					t.Errorf("%s = %v, the whole-text search %v", f.name, got, want)
+				}
+			})
+		}
 	}
 }
 
-func FuzzFindVerifies(f *testing.F) {
-	const m = `a.verifyObjectMatchesProto(b.dataform.CompiledGraph,c,d.VerifyProtoErrorBehaviour.SUGGEST_REPORTING_TO_DATAFORM_TEAM)`
-	f.Add("x" + m + m)
-	f.Add(";" + m[1:] + "$" + m)
-	whole := regexp.MustCompile(strings.TrimPrefix(incrVerifyRE.String(), "^"))
+var findBeforeCases = []struct {
+	name, match, lit string
+	re               *regexp.Regexp
+	find             func(string) [][]int
+}{
+	{"findVerifies", `a.verifyObjectMatchesProto(b.dataform.CompiledGraph,c,d.VerifyProtoErrorBehaviour.SUGGEST_REPORTING_TO_DATAFORM_TEAM)`,
+		incrVerifyLit, incrVerifyRE, findVerifies},
+	{"findGraphs", `const z=a.dataform.CoreExecutionResponse.create({compile:{compiledGraph:s.compile()}});`,
+		incrGraphLit, incrGraphRE, findGraphs},
+}
+
+func FuzzFindBefore(f *testing.F) {
+	for _, c := range findBeforeCases {
+		f.Add("x" + c.match + c.match)
+		f.Add(";" + c.match[1:] + "$" + c.match)
+	}
+	var whole []*regexp.Regexp
+	for _, c := range findBeforeCases {
+		whole = append(whole, regexp.MustCompile(strings.TrimPrefix(c.re.String(), "^")))
+	}
 	f.Fuzz(func(t *testing.T, text string) {
-		want := whole.FindAllStringIndex(text, 2)
-		if got := findVerifies(text); !reflect.DeepEqual(got, want) {
-			t.Errorf("findVerifies(%q) = %v, the whole-text search %v", text, got, want)
+		for k, c := range findBeforeCases {
+			want := whole[k].FindAllStringSubmatchIndex(text, 2)
+			if got := c.find(text); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s(%q) = %v, the whole-text search %v", c.name, text, got, want)
+			}
 		}
 	})
 }

@@ -130,7 +130,7 @@ var (
 func findAll(code string, re *regexp.Regexp, lit string, back, window int) [][]int {
 	var out [][]int
 	for from := 0; len(out) < 2; {
-		i := strings.Index(code[from:], lit)
+		i := indexText(code[from:], lit)
 		if i < 0 {
 			break
 		}
@@ -232,7 +232,7 @@ func sqlxCompileEdits(code string, names map[string]string, fill func(string) st
 		return nil
 	}
 	exported := ".SyntaxTreeNode=" + P
-	n := strings.Index(code[classStart:], exported)
+	n := indexText(code[classStart:], exported)
 	if n < 0 {
 		return nil
 	}
@@ -292,7 +292,7 @@ func knownMoo(code string) bool {
 		return false
 	}
 	start := strings.LastIndex(code[:a], `"use strict";`)
-	n := strings.Index(code[a:], mooEnd)
+	n := indexText(code[a:], mooEnd)
 	if start < 0 || a-start > 200 || n < 0 {
 		return false
 	}

@@ -1,7 +1,5 @@
 package engine
 
-import "strings"
-
 // core's JSONObjectStringifier.stringify, the key of every target in the
 // graph stage (duplicate names, cycles, dependencies): at 3,000 actions it
 // is called tens of thousands of times per compile, and a third of an
@@ -20,10 +18,11 @@ const (
 // patchTargetStringifier speeds up core's target stringifier when its
 // source is found exactly once, and says whether it was.
 func patchTargetStringifier(code string) (string, bool) {
-	if strings.Count(code, targetStringifyOld) != 1 {
+	i := indexOnce(code, targetStringifyOld)
+	if i < 0 {
 		return code, false
 	}
-	return strings.Replace(code, targetStringifyOld, targetStringifyNew, 1), true
+	return code[:i] + targetStringifyNew + code[i+len(targetStringifyOld):], true
 }
 
 // PatchTargetStringifier is patchTargetStringifier for other hosts of core

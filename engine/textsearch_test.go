@@ -2,6 +2,7 @@ package engine
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -45,6 +46,60 @@ func BenchmarkPatchBundle(b *testing.B) {
 		code, _ := patchBundle(testenv.CoreVersion, src, true)
 		if _, ok := patchIncremental(code); !ok {
 			b.Fatal("the incremental hooks did not apply")
+		}
+	}
+}
+
+// indexText is strings.Index, also where the pattern's rarest byte is
+// common in the text (the fallback) and where matches overlap.
+func FuzzIndexText(f *testing.F) {
+	f.Add("abcabcabd", "abd")
+	f.Add(strings.Repeat("e.", 200)+"eX", "e.eX")
+	f.Add(strings.Repeat("e.", 200)+"e.ee", ".ee") // the fallback
+	f.Add("xxQxQyQ", "xQy")
+	f.Fuzz(func(t *testing.T, s, pat string) {
+		if got, want := indexText(s, pat), strings.Index(s, pat); got != want {
+			t.Errorf("indexText(%q, %q) = %d, strings.Index %d", s, pat, got, want)
+		}
+	})
+}
+
+// Each prefixedRE finds what FindAllStringSubmatchIndex finds, in every
+// core's bundle and in texts built around a match taken from one.
+func TestPrefixedREMatchesRegexp(t *testing.T) {
+	cores := map[string]string{}
+	for _, v := range []string{"3.0.62", "3.0.59", "3.0.52"} {
+		b, err := os.ReadFile(testenv.CoreDir(t, v) + "/bundle.js")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cores[v] = string(b)
+	}
+	for name, re := range map[string]prefixedRE{
+		"escapedStatements": escapedStatementsRE, "incrLoop": incrLoopRE,
+		"utf8Length": utf8LengthRE, "utf8Write": utf8WriteRE,
+	} {
+		loc := re.FindStringIndex(cores["3.0.62"])
+		if loc == nil {
+			t.Fatalf("%s: not in core 3.0.62", name)
+		}
+		m := cores["3.0.62"][loc[0]:loc[1]]
+		texts := map[string]string{
+			"alone": m, "twice": m + ";" + m, "back to back": m + m + m,
+			"prefix first": re.prefix + m, "prefix only": "x" + re.prefix + "y",
+			"cut short": m[:len(m)-1], "in prefixes": strings.Repeat(re.prefix, 50) + m,
+		}
+		for v, text := range cores {
+			texts["core "+v] = text
+		}
+		for tn, text := range texts {
+			t.Run(name+"/"+tn, func(t *testing.T) {
+				for _, n := range []int{-1, 1, 2} {
+					if got, want := re.findAll(text, n), re.FindAllStringSubmatchIndex(text, n); !reflect.DeepEqual(got, want) {
+						t.Errorf("findAll(n=%d) = %v, FindAllStringSubmatchIndex %v", n, got, want)
+					}
+				}
+			})
 		}
 	}
 }

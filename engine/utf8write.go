@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/dop251/goja"
@@ -26,8 +25,8 @@ const (
 )
 
 var (
-	utf8LengthRE = regexp.MustCompile(`\.length=function\(([A-Za-z_$][\w$]*)\)\{for\(var `)
-	utf8WriteRE  = regexp.MustCompile(`\.write=function\(([A-Za-z_$][\w$]*),([A-Za-z_$][\w$]*),([A-Za-z_$][\w$]*)\)\{for\(var `)
+	utf8LengthRE = mustPrefixedRE(`\.length=function\(([A-Za-z_$][\w$]*)\)\{for\(var `)
+	utf8WriteRE  = mustPrefixedRE(`\.write=function\(([A-Za-z_$][\w$]*),([A-Za-z_$][\w$]*),([A-Za-z_$][\w$]*)\)\{for\(var `)
 )
 
 // patchUTF8Write makes protobufjs's utf8.length and utf8.write call Go
@@ -45,10 +44,10 @@ func patchUTF8Write(code string) string {
 
 // patchFunctionHead inserts call(params) at the start of the one function
 // that head matches whose text (up to its first '}') has fingerprint.
-func patchFunctionHead(code string, head *regexp.Regexp, fingerprint string, call func(params []string) string) string {
+func patchFunctionHead(code string, head prefixedRE, fingerprint string, call func(params []string) string) string {
 	at := -1
 	var params []string
-	for _, m := range head.FindAllStringSubmatchIndex(code, -1) {
+	for _, m := range head.findAll(code, -1) {
 		end := strings.IndexByte(code[m[1]:], '}')
 		if end < 0 || canonicalFingerprint(code[m[0]:m[1]+end+1]) != fingerprint {
 			continue

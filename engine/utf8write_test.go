@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +17,7 @@ import (
 
 // protobufjsFunction is the text of the function head matches in core's
 // bundle, as a function expression.
-func protobufjsFunction(t *testing.T, version string, head *regexp.Regexp, fingerprint string) string {
+func protobufjsFunction(t *testing.T, version string, head prefixedRE, fingerprint string) string {
 	t.Helper()
 	b, err := os.ReadFile(testenv.CoreDir(t, version) + "/bundle.js")
 	if err != nil {
