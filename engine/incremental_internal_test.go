@@ -42,14 +42,7 @@ func TestIncrementalPatchesApply(t *testing.T) {
 // core's bundle and in texts that put names, dots and repeats around a
 // match.
 func TestFindBeforeMatchesRegexp(t *testing.T) {
-	cores := map[string]string{}
-	for _, v := range []string{"3.0.62", "3.0.59", "3.0.52"} {
-		b, err := os.ReadFile(testenv.CoreDir(t, v) + "/bundle.js")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cores["core "+v] = string(b)
-	}
+	cores := coreBundles(t)
 	for _, f := range findBeforeCases {
 		texts := map[string]string{
 			"alone":         f.match,
@@ -66,8 +59,8 @@ func TestFindBeforeMatchesRegexp(t *testing.T) {
 			"names joined":  strings.Replace(f.match, "=", "", 1),
 			"constant":      strings.Replace(f.match, "const ", "xconst ", 1),
 		}
-		for name, text := range cores {
-			texts[name] = text
+		for v, text := range cores {
+			texts["core "+v] = text
 		}
 		whole := regexp.MustCompile(strings.TrimPrefix(f.re.String(), "^"))
 		for name, text := range texts {

@@ -67,14 +67,7 @@ func FuzzIndexText(f *testing.F) {
 // Each prefixedRE finds what FindAllStringSubmatchIndex finds, in every
 // core's bundle and in texts built around a match taken from one.
 func TestPrefixedREMatchesRegexp(t *testing.T) {
-	cores := map[string]string{}
-	for _, v := range []string{"3.0.62", "3.0.59", "3.0.52"} {
-		b, err := os.ReadFile(testenv.CoreDir(t, v) + "/bundle.js")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cores[v] = string(b)
-	}
+	cores := coreBundles(t)
 	for name, re := range map[string]prefixedRE{
 		"escapedStatements": escapedStatementsRE, "incrLoop": incrLoopRE,
 		"utf8Length": utf8LengthRE, "utf8Write": utf8WriteRE,
@@ -102,4 +95,18 @@ func TestPrefixedREMatchesRegexp(t *testing.T) {
 			})
 		}
 	}
+}
+
+// coreBundles is the bundle.js of each core the patches are tested on,
+// by version.
+func coreBundles(t *testing.T) map[string]string {
+	cores := map[string]string{}
+	for _, v := range []string{"3.0.62", "3.0.59", "3.0.52"} {
+		b, err := os.ReadFile(testenv.CoreDir(t, v) + "/bundle.js")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cores[v] = string(b)
+	}
+	return cores
 }
