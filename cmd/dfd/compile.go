@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -301,6 +302,18 @@ func compileWith(ctx context.Context, env *cmdEnv, p *project.Project, core *pro
 		// The compile runs in this process: give it the collector settings
 		// of a goja worker, which the heap ceiling relies on.
 		heapwatch.SetLimits(jit.DefaultGCPercent, jit.DefaultSoftMemoryLimit, opts.MemoryLimit)
+		if opts.MemoryLimit >= 2*jit.DefaultSoftMemoryLimit {
+			// Unlike a worker's, this process's heap starts empty for one
+			// compile: it is collected only as it nears the soft limit,
+			// not each time it grows by GOGC. A small project then is not
+			// collected at all (marketing_analytics_jumpstart: -10 ms of
+			// 0.14 s, -30 ms CPU, peak RSS +20 MB), and a large one is
+			// collected by the soft limit either way. Garbage still never
+			// reaches the ceiling, twice the soft limit or more. What
+			// follows the compile (dfd check's analysis) gets GOGC back.
+			prev := debug.SetGCPercent(-1)
+			defer debug.SetGCPercent(prev)
+		}
 	}
 	res, err := compile.Run(ctx, p, core, opts)
 	learn(err)

@@ -192,6 +192,15 @@ func TestCompileMemoryLimit(t *testing.T) {
 			}
 		})
 	}
+	// With the default ceiling, in-process compiles collect only as the
+	// heap nears the soft limit (compileWith): the ceiling still holds.
+	t.Run("goja, default ceiling", func(t *testing.T) {
+		res := runDFDProcess(t, 2*time.Minute, []string{"DFD_CACHE_DIR=" + t.TempDir()},
+			"compile", dir, "--engine=goja", "--timeout=10m")
+		if res.code != 1 || !strings.Contains(string(res.stderr), "exceeded the memory limit of 1024 MiB") {
+			t.Errorf("exit status %d, want 1 with the memory error:\n%s", res.code, res.stderr)
+		}
+	})
 	// A project within the ceiling compiles as before.
 	ok := cliProject(t, map[string]string{
 		"workflow_settings.yaml": testSettings,
