@@ -107,7 +107,7 @@ func paramsEnd(code string, i int) int {
 		if i >= len(code) || !isIdentStart(code[i]) {
 			return -1
 		}
-		for i < len(code) && (isIdentStart(code[i]) || code[i] >= '0' && code[i] <= '9') {
+		for i < len(code) && isNameByte(code[i]) {
 			i++
 		}
 	}

@@ -98,16 +98,15 @@ const (
 // findVerifies and findGraphs are the matches of incrVerifyRE and
 // incrGraphRE in code (without their anchors), stopping at two: enough to
 // tell "exactly once". Both start with names, or a word common in the
-// bundle: searched for over the whole bundle, Go's regexp tries the first
-// at nearly every byte (25 ms of a 160 ms cold compile) and the second at
-// every "const ". They are tried only where a match containing an
-// occurrence of their literal starts (findBefore).
+// bundle (25 ms of a 160 ms cold compile when the first was searched for
+// over the whole bundle), so they are found from their literals
+// (findAround).
 func findVerifies(code string) [][]int {
-	return findBefore(code, incrVerifyRE, incrVerifyLit, nameStart)
+	return findAround(code, incrVerifyRE, incrVerifyLit, 2, nameStart)
 }
 
 func findGraphs(code string) [][]int {
-	return findBefore(code, incrGraphRE, incrGraphLit, func(code string, i int) int {
+	return findAround(code, incrGraphRE, incrGraphLit, 2, func(code string, i int) int {
 		// const X=Y<lit>
 		y := nameStart(code, i)
 		if y == i || y == 0 || code[y-1] != '=' {
@@ -119,50 +118,6 @@ func findGraphs(code string) [][]int {
 		}
 		return x - len("const ")
 	})
-}
-
-// findBefore returns the matches (submatch indexes, at most two) of the
-// anchored re that start at start(code, i) for an occurrence i of lit,
-// where the leftmost match containing that occurrence would start, or i
-// when none can. As FindAll's, a match starts no earlier than the end of
-// the one before.
-func findBefore(code string, re *regexp.Regexp, lit string, start func(code string, i int) int) [][]int {
-	var out [][]int
-	end := 0 // of the last match: the next starts there or later
-	for from := 0; len(out) < 2; {
-		i := indexText(code[from:], lit)
-		if i < 0 {
-			break
-		}
-		i += from
-		from = i + len(lit)
-		at := max(start(code, i), end)
-		m := re.FindStringSubmatchIndex(code[at:])
-		if m == nil {
-			continue
-		}
-		for k, v := range m {
-			if v >= 0 {
-				m[k] = at + v
-			}
-		}
-		out = append(out, m)
-		from, end = m[1], m[1]
-	}
-	return out
-}
-
-// nameStart is where the name that ends at i starts (i when none does).
-func nameStart(code string, i int) int {
-	for i > 0 && isNameByte(code[i-1]) {
-		i--
-	}
-	return i
-}
-
-// isNameByte is [\w$] of Go's regexp: a byte of a minified name.
-func isNameByte(c byte) bool {
-	return isIdentStart(c) || c >= '0' && c <= '9'
 }
 
 // PatchIncremental is patchIncremental for other hosts of core.

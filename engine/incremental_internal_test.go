@@ -41,9 +41,9 @@ func TestIncrementalPatchesApply(t *testing.T) {
 // expressions (without the anchor) finds, up to two matches: in every
 // core's bundle and in texts that put names, dots and repeats around a
 // match.
-func TestFindBeforeMatchesRegexp(t *testing.T) {
+func TestFindAroundMatchesRegexp(t *testing.T) {
 	cores := coreBundles(t)
-	for _, f := range findBeforeCases {
+	for _, f := range findAroundCases {
 		texts := map[string]string{
 			"alone":         f.match,
 			"long name":     strings.Repeat("x", 300) + f.match,
@@ -74,7 +74,7 @@ func TestFindBeforeMatchesRegexp(t *testing.T) {
 	}
 }
 
-var findBeforeCases = []struct {
+var findAroundCases = []struct {
 	name, match, lit string
 	re               *regexp.Regexp
 	find             func(string) [][]int
@@ -85,17 +85,17 @@ var findBeforeCases = []struct {
 		incrGraphLit, incrGraphRE, findGraphs},
 }
 
-func FuzzFindBefore(f *testing.F) {
-	for _, c := range findBeforeCases {
+func FuzzFindAround(f *testing.F) {
+	for _, c := range findAroundCases {
 		f.Add("x" + c.match + c.match)
 		f.Add(";" + c.match[1:] + "$" + c.match)
 	}
 	var whole []*regexp.Regexp
-	for _, c := range findBeforeCases {
+	for _, c := range findAroundCases {
 		whole = append(whole, regexp.MustCompile(strings.TrimPrefix(c.re.String(), "^")))
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		for k, c := range findBeforeCases {
+		for k, c := range findAroundCases {
 			want := whole[k].FindAllStringSubmatchIndex(text, 2)
 			if got := c.find(text); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s(%q) = %v, the whole-text search %v", c.name, text, got, want)

@@ -92,27 +92,54 @@ func mustPrefixedRE(expr string) prefixedRE {
 // findAll is FindAllStringSubmatchIndex(code, n): the leftmost match is
 // the first occurrence of the prefix where the expression matches.
 func (p prefixedRE) findAll(code string, n int) [][]int {
+	return findAround(code, p.anchored, p.prefix, n, func(_ string, i int) int { return i })
+}
+
+// findAround is the leftmost non-overlapping matches (submatch indexes, at
+// most n; all when n < 0) of the anchored re, where each match contains
+// an occurrence of lit: for an occurrence at i, re is tried at
+// start(code, i), where a match containing that occurrence must start (i
+// when none can), or at the end of the match before when that is later, as
+// FindAll's search goes on from there. An expression that starts with a
+// name or a common word has no literal prefix Go's regexp could look for,
+// so over the whole bundle it would be tried at nearly every byte.
+func findAround(code string, re *regexp.Regexp, lit string, n int, start func(code string, i int) int) [][]int {
 	var out [][]int
+	end := 0 // of the last match
 	for from := 0; n < 0 || len(out) < n; {
-		i := indexText(code[from:], p.prefix)
+		i := indexText(code[from:], lit)
 		if i < 0 {
 			break
 		}
 		i += from
-		m := p.anchored.FindStringSubmatchIndex(code[i:])
+		from = i + 1
+		at := max(start(code, i), end)
+		m := re.FindStringSubmatchIndex(code[at:])
 		if m == nil {
-			from = i + 1
 			continue
 		}
 		for k, v := range m {
 			if v >= 0 {
-				m[k] = i + v
+				m[k] = at + v
 			}
 		}
 		out = append(out, m)
-		from = m[1] // past the prefix: a match is never empty
+		from, end = m[1], m[1] // past the occurrence: a match contains it
 	}
 	return out
+}
+
+// nameStart is where the name that ends at i starts (i when none does).
+func nameStart(code string, i int) int {
+	for i > 0 && isNameByte(code[i-1]) {
+		i--
+	}
+	return i
+}
+
+// isNameByte is [\w$] of Go's regexp: a byte of a minified name.
+func isNameByte(c byte) bool {
+	return isIdentStart(c) || c >= '0' && c <= '9'
 }
 
 // indexOnce is the offset of pat in s when it occurs exactly once
